@@ -1,0 +1,133 @@
+"""A rule-based PII extractor: the baseline a model has to beat (chapter 04).
+
+`extract(text)` finds candidates with regular expressions (numbers, e-mails,
+dates next to a birth-date keyword, addresses) and small dictionaries
+(relationship words, Korean surnames, name cues such as "성명:" or "Dear"), and
+`baseline_output(text)` writes them exactly as the model does: ``TYPE<TAB>VALUE``
+rows in order of first appearance. So the whole pipeline (parse, mask, restore,
+evaluate) runs for real without a model.
+
+How it was built: from general knowledge of Korean and US formats (mobile
+prefixes, RRN shape, card groupings, address words), written before looking at
+any evaluation score and never adjusted against the test split. It is reported
+as it scores.
+
+What it cannot do, on purpose: understand context. It will mask a company
+switchboard that looks like a personal phone, miss a name that no cue
+introduces, and take any 13-digit ``YYMMDD-NNNNNNN`` for an RRN. Those misses and
+false alarms are what the course's model is meant to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from piilab.labels import LABELS
+
+__all__ = ["RULES", "Rule", "baseline_output", "extract"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One extraction rule: a compiled pattern whose group `group` is the value."""
+
+    label: str
+    pattern: re.Pattern[str]
+    group: int | str = 0
+
+
+_D = r"(?<![\d])"  # no digit just before
+_ND = r"(?![\d])"  # no digit just after
+_MONTHS = ("January|February|March|April|May|June|July|August|September|October|"
+           "November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
+_DATE = (rf"(?:\d{{4}}년\s?\d{{1,2}}월\s?\d{{1,2}}일|\d{{4}}[-./]\d{{1,2}}[-./]\d{{1,2}}|"
+         rf"\d{{1,2}}/\d{{1,2}}/\d{{4}}|(?:{_MONTHS})\.? \d{{1,2}}, \d{{4}})")
+
+# Common Korean surnames (two-syllable ones first so they win).
+_KO_SURNAMES = ("남궁|선우|제갈|독고|황보|사공|서문|김|이|박|최|정|강|조|윤|장|임|한|오|서|신|권|황|안|"
+                "송|류|유|전|홍|고|문|양|손|배|백|허|남|심|노|하|곽|성|차|주|우|구|민|진|나|지|엄|채|원")
+# Words after which a Korean name is typically written, and honorifics after it.
+_KO_NAME_CUES = ("성명|이름|성함|환자명|회원명|고객명|예금주|명의자|신청자|수령인|받는 분|보호자 성명|"
+                 "피보험자|본회원|가족회원|등록명|사원|고객|환자|담당자")
+_KO_HONORIFICS = "님|씨|고객|사원|환자|회원"
+
+_KO_REL = ("할아버지|할머니|어머니|아버지|엄마|아빠|남편|아내|배우자|아들|딸|형|오빠|언니|누나|"
+           "남동생|여동생|동생|손자|손녀|삼촌|이모|고모|시어머니|장인|장모|사위|며느리")
+_EN_REL = "husband|wife|mother|father|mom|dad|son|daughter|sister|brother|spouse|partner|" \
+          "grandmother|grandfather|aunt|uncle"
+
+RULES: tuple[Rule, ...] = (
+    Rule("EMAIL", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")),
+    # Korean RRN shape: YYMMDD-GNNNNNN with G in 1-4 (the check digit is not verified).
+    Rule("RRN", re.compile(rf"{_D}\d{{2}}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-?[1-4]\d{{6}}{_ND}")),
+    # Card numbers: 4-4-4-4 (space, hyphen or none) and 4-6-5 (15 digits).
+    Rule("CARD", re.compile(rf"{_D}(?:\d{{4}}([ -]?)\d{{4}}\1\d{{4}}\1\d{{4}}|\d{{4}} \d{{6}} \d{{5}}){_ND}")),
+    # Phones: Korean mobiles, US numbers with an area code.
+    Rule("PHONE", re.compile(rf"{_D}01[016789][-. ]?\d{{3,4}}[-. ]?\d{{4}}{_ND}")),
+    Rule("PHONE", re.compile(rf"(?:\+1 )?(?:\(\d{{3}}\) |(?<![\d-])\d{{3}}[-. ])\d{{3}}[-. ]\d{{4}}{_ND}")),
+    # Accounts: a digit group right after an account keyword.
+    Rule("ACCOUNT", re.compile(
+        r"(?:계좌(?:번호)?|입금 계좌|account(?: number| no\.?)?)[:\s]*(?P<v>\d[\d-]{6,}\d)(?![\d])",
+        re.IGNORECASE), "v"),
+    # Dates of birth: a date right after a birth-date keyword.
+    Rule("DOB", re.compile(
+        rf"(?:생년월일|생일|DOB|[Dd]ate of birth|[Bb]irth ?date|born(?: on)?)\W{{0,4}}(?:확인\W{{0,3}})?"
+        rf"(?P<v>{_DATE})"), "v"),
+    # Korean road-name addresses and US street addresses.
+    Rule("ADDRESS", re.compile(
+        r"(?:[가-힣]+(?:특별시|광역시|특별자치시|도)\s)(?:[가-힣]+시\s)?[가-힣]+[구군]\s[가-힣0-9]+(?:로|길)\s\d+"
+        r"(?:-\d+)?(?:,\s?\d+동\s?\d+호)?")),
+    Rule("ADDRESS", re.compile(
+        r"\d{1,5} [A-Z][a-z]+(?: [A-Z][a-z]+)? (?:Street|St\.|Avenue|Ave\.|Road|Rd\.|Lane|Ln\.|"
+        r"Drive|Dr\.|Court|Ct\.|Boulevard|Blvd\.)(?:, (?:Apt|Suite|Unit) \w+)?, "
+        r"[A-Z][a-z]+(?: [A-Z][a-z]+)?, [A-Z]{2} \d{5}(?:-\d{4})?")),
+    # Korean names: a cue word, then surname + 1-2 syllables; or surname + syllables + honorific.
+    Rule("PERSON", re.compile(
+        rf"(?:{_KO_NAME_CUES})\s?:?\s?(?P<v>(?:{_KO_SURNAMES})[가-힣]{{1,2}})(?![가-힣])"), "v"),
+    Rule("PERSON", re.compile(
+        rf"(?<![가-힣])(?P<v>(?:{_KO_SURNAMES})[가-힣]{{2}})\s?(?:{_KO_HONORIFICS})"), "v"),
+    # English names: a cue, then two capitalized words.
+    Rule("PERSON", re.compile(
+        r"(?:Name:|Hi|Hello|Dear|Mr\.|Ms\.|Mrs\.|Dr\.|[Cc]ustomer|[Cc]aller|[Rr]ecipient|Insured:|"
+        r"member|hire|for|from|contact:)\s(?P<v>[A-Z][a-z]+ [A-Z][a-z]+)\b"), "v"),
+    # Relationship words.
+    Rule("REL", re.compile(rf"(?:{_KO_REL})(?=(?:의|에게|께|가|이|는|은|를|을|와|과|\s|$|[,.)]))")),
+    Rule("REL", re.compile(rf"\b(?:my|My|her|his|their) (?:{_EN_REL})\b")),
+    Rule("REL", re.compile(rf"(?<=\()(?:{_EN_REL})(?=\))")),
+)
+
+assert {r.label for r in RULES} == set(LABELS)
+
+
+def extract(text: str) -> list[tuple[str, str]]:
+    """The ``(type, value)`` pairs the rules find, unique, in order of first appearance.
+
+    Where matches of different rules overlap, the longer one wins and then the
+    earlier rule, so a card number is not also reported as a phone number.
+
+    >>> extract("고객 김가상 님, 연락처 010-0123-4567")
+    [('PERSON', '김가상'), ('PHONE', '010-0123-4567')]
+    """
+    found: list[tuple[int, int, int, str, str]] = []
+    for order, rule in enumerate(RULES):
+        for m in rule.pattern.finditer(text):
+            start, end = m.span(rule.group)
+            if end > start:
+                found.append((start, -(end - start), order, rule.label, m.group(rule.group)))
+    found.sort()
+    taken: list[tuple[int, int]] = []
+    pairs: list[tuple[str, str]] = []
+    for start, neg_len, _, label, value in found:
+        end = start - neg_len
+        if any(start < e and s < end for s, e in taken):
+            continue
+        taken.append((start, end))
+        if (label, value) not in pairs:
+            pairs.append((label, value))
+    return pairs
+
+
+def baseline_output(text: str) -> str:
+    """Model-style output: one ``TYPE<TAB>VALUE`` row per extracted pair ("" if none)."""
+    return "\n".join(f"{label}\t{value}" for label, value in extract(text))

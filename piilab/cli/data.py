@@ -1,0 +1,100 @@
+"""`piilab generate`, `piilab verify`, `piilab stats`: the corpus on disk (chapter 02)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from piilab.cli import CLIError
+from piilab.dataset import (
+    DatasetError,
+    dataset_stats,
+    load_dataset_dir,
+    verify_dataset,
+    write_dataset,
+)
+from piilab.generator import DEFAULT_SEED
+from piilab.labels import LABELS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("generate", help="write the synthetic corpus and its manifest")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generator seed (default 42)")
+    p.add_argument("--scale", type=int, default=1, help="multiply every split size (benchmarks)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite a directory that holds a different dataset")
+    p.set_defaults(func=cmd_generate)
+
+    p = subparsers.add_parser("verify", help="check a dataset directory against its manifest")
+    p.add_argument("dir")
+    p.set_defaults(func=cmd_verify)
+
+    p = subparsers.add_parser("stats", help="records, languages and labels per split")
+    p.add_argument("dir")
+    p.set_defaults(func=cmd_stats)
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, label: str, stream=None, width: int = 30) -> None:
+        self.label, self.stream, self.width = label, stream or sys.stderr, width
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        filled = int(self.width * done / total)
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total}")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    if args.scale < 1:
+        raise CLIError("--scale must be at least 1")
+    try:
+        manifest = write_dataset(args.out, seed=args.seed, scale=args.scale, force=args.force,
+                                 progress=ProgressBar("generating"))
+    except DatasetError as exc:
+        raise CLIError(str(exc)) from None
+    for split, meta in manifest["splits"].items():
+        print(f"{split:<11} {meta['records']:>6} records (ko {meta['ko']}, en {meta['en']})  "
+              f"sha256 {meta['sha256'][:12]}…")
+    print(f"wrote {args.out}/manifest.json (generator {manifest['generator_version']}, "
+          f"seed {manifest['seed']})")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    report = verify_dataset(args.dir)
+    if report.ok:
+        total = sum(report.counts.values())
+        print(f"OK: {args.dir} matches its manifest ({total} records)")
+        return 0
+    for problem in report.problems:
+        print(f"FAIL: {problem}", file=sys.stderr)
+    print(f"{args.dir}: {len(report.problems)} problem(s)", file=sys.stderr)
+    return 1
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    try:
+        stats = dataset_stats(load_dataset_dir(args.dir))
+    except DatasetError as exc:
+        raise CLIError(str(exc)) from None
+    splits = list(stats)
+    rows = [("records", [stats[s]["records"] for s in splits]),
+            ("  ko", [stats[s]["ko"] for s in splits]),
+            ("  en", [stats[s]["en"] for s in splits]),
+            ("negative docs", [stats[s]["negative"] for s in splits])]
+    rows += [(f"  {label}", [stats[s]["labels"][label] for s in splits]) for label in LABELS]
+    print(f"{'':<15}" + "".join(f"{s:>12}" for s in splits))
+    for name, values in rows:
+        if name == f"  {LABELS[0]}":
+            print("entities")
+        print(f"{name:<15}" + "".join(f"{v:>12}" for v in values))
+    return 0

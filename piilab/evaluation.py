@@ -1,0 +1,305 @@
+"""Evaluating predictions: entity F1, leaks, hallucinations, tokenization (chapter 04).
+
+`evaluate(records, predictions)` scores raw model outputs against gold entities
+and returns a nested dict with exactly these fields (all rates in [0, 1]):
+
+- ``entity`` and ``per_type.<LABEL>``: precision, recall, F1 and tp/fp/fn over
+  per-document *sets* of normalized ``(TYPE, VALUE)`` pairs, summed over documents;
+- ``documents.leak_rate``: documents in which some gold occurrence is not fully
+  covered by the replacement spans / all documents;
+- ``entities.leak_rate``: gold pairs with any uncovered occurrence / gold pairs;
+- ``entities.over_redaction_rate``: FP / predicted pairs (a legacy name: it does
+  not count removed characters);
+- ``entities.hallucination_rate``: parsed rows with no source match / rows,
+  whatever the parse flag;
+- ``parse.success_rate``: documents whose caller flag is True / documents;
+- ``tokenization.deterministic_rate``: documents whose masking is identical with
+  the candidate order reversed;
+- ``tokenization.round_trip_rate``: documents whose masked text reassembles to
+  the NFC source.
+
+The leak metric works on *characters of the source*. Masking returns spans
+(offsets into the NFC source); every occurrence of every gold value, literal or
+a permitted variant (`piilab.matching.find_occurrences`, every start position,
+repeats and overlaps included), must lie entirely inside the union of those
+spans. A separator left between two masked halves is a leak. The metric never
+searches the masked text for gold strings: that would call ``[PERSON_1]`` a leak
+when the gold value is the word ``PERSON``, and would miss ``Alpha`` left next to
+a masked ``Beta``.
+
+What it is not: entity F1 here compares normalized value *pairs*, not NER spans
+(a valid variant can mask the source completely yet count as a false positive),
+and token equality is not identity resolution. Zero denominators give 0.
+
+Errors are `EvaluationError` (a `ValueError`); messages name the record id and
+the reason, never an entity value.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from itertools import accumulate
+
+from piilab.labels import LABELS
+from piilab.matching import find_occurrences
+from piilab.parsing import ParsedOutput, parse_model_output
+from piilab.tokenization import MaskResult, mask_text, reassemble_text
+
+__all__ = [
+    "DocumentScore",
+    "EvaluationError",
+    "evaluate",
+    "format_report",
+    "oracle_predictions",
+    "score_document",
+    "summarize",
+    "uncovered_occurrences",
+]
+
+Pair = tuple[str, str]
+
+
+class EvaluationError(ValueError):
+    """Invalid evaluation input (names the record and the reason, never a value)."""
+
+
+@dataclass(frozen=True)
+class DocumentScore:
+    """Everything `evaluate` measures on one document (for teaching and debugging).
+
+    Offsets only: `leaked` lists the gold pairs with an uncovered occurrence and
+    `leak_spans` the uncovered ``(start, end)`` occurrences in the NFC source.
+    """
+
+    record_id: str
+    gold: frozenset[Pair]
+    predicted: frozenset[Pair]
+    rows: int
+    unmatched_rows: int
+    parse_success: bool
+    leaked: frozenset[Pair]
+    leak_spans: tuple[tuple[int, int], ...]
+    deterministic: bool
+    round_trip: bool
+    mask: MaskResult
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def _gold_pairs(record: Mapping) -> frozenset[Pair]:
+    rid = record["id"]
+    pairs = set()
+    for i, ent in enumerate(record.get("entities") or []):
+        if not (isinstance(ent, Mapping) and isinstance(ent.get("type"), str)
+                and isinstance(ent.get("value"), str)):
+            raise EvaluationError(
+                f"record {rid}: entities[{i}] must have string 'type' and 'value'")
+        label = ent["type"].strip().upper()
+        if label not in LABELS:
+            # The type is not echoed: a swapped type/value pair would print the value.
+            raise EvaluationError(f"record {rid}: entities[{i}] has a type outside LABELS")
+        value = _nfc(ent["value"]).strip()
+        if not value:
+            raise EvaluationError(f"record {rid}: entities[{i}] has an empty value")
+        pairs.add((label, value))
+    return frozenset(pairs)
+
+
+def uncovered_occurrences(source: str, gold: Iterable[Pair],
+                          spans: Iterable[tuple[int, int]]) -> dict[Pair, list[tuple[int, int]]]:
+    """The leak check on its own: gold occurrences not fully inside the union of `spans`.
+
+    `source` is the NFC source, `gold` normalized ``(TYPE, VALUE)`` pairs and
+    `spans` half-open ``(start, end)`` replacement offsets. Returns, for each
+    leaked pair, its uncovered occurrences (every start position, repeats and
+    variant spellings included). A pair that never occurs in the source maps to
+    ``[]`` as a marker; `score_document` rejects such gold values before this.
+
+    >>> uncovered_occurrences("010-1234-5678", [("PHONE", "010-1234-5678")], [(0, 3), (4, 13)])
+    {('PHONE', '010-1234-5678'): [(0, 13)]}
+    """
+    covered = [0] * (len(source) + 1)
+    for start, end in spans:
+        for i in range(start, end):
+            covered[i + 1] = 1
+    prefix = list(accumulate(covered))  # prefix[i] = covered characters before offset i
+    out: dict[Pair, list[tuple[int, int]]] = {}
+    for label, value in sorted(gold):
+        occurrences = find_occurrences(source, label, value)
+        if not occurrences:
+            out[label, value] = []
+            continue
+        missing = [(o.start, o.end) for o in occurrences
+                   if prefix[o.end] - prefix[o.start] < o.end - o.start]
+        if missing:
+            out[label, value] = missing
+    return out
+
+
+def score_document(record: Mapping, prediction: Mapping | None) -> DocumentScore:
+    """Score one document. `prediction` None means "no prediction": empty, unparsed."""
+    rid = record["id"]
+    source = _nfc(record["source_text"])
+    gold = _gold_pairs(record)
+    output = "" if prediction is None else prediction["output"]
+    flag = False if prediction is None else prediction["parse_success"]
+
+    parsed: ParsedOutput = parse_model_output(output, source)
+    predicted = frozenset((c.type, c.value) for c in parsed.rows) if flag else frozenset()
+    candidates = list(parsed.candidates) if flag else []
+
+    mask = mask_text(source, candidates)
+    reversed_mask = mask_text(source, candidates[::-1])
+    deterministic = mask == reversed_mask
+    round_trip = reassemble_text(mask.masked_text, mask.mapping) == source
+
+    uncovered = uncovered_occurrences(source, gold, ((sp.start, sp.end) for sp in mask.spans))
+    if any(not occ for occ in uncovered.values()):
+        label = next(lbl for (lbl, _), occ in uncovered.items() if not occ)
+        raise EvaluationError(f"record {rid}: a gold {label} value does not occur in source_text")
+    leaked = set(uncovered)
+    leak_spans = [span for occ in uncovered.values() for span in occ]
+    return DocumentScore(
+        record_id=rid,
+        gold=gold,
+        predicted=predicted,
+        rows=len(parsed.rows),
+        unmatched_rows=len(parsed.unmatched),
+        parse_success=bool(flag),
+        leaked=frozenset(leaked),
+        leak_spans=tuple(sorted(set(leak_spans))),
+        deterministic=deterministic,
+        round_trip=round_trip,
+        mask=mask,
+    )
+
+
+def _rate(num: int, den: int) -> float:
+    return num / den if den else 0.0
+
+
+def _prf(tp: int, fp: int, fn: int) -> dict[str, float | int]:
+    precision = _rate(tp, tp + fp)
+    recall = _rate(tp, tp + fn)
+    f1 = _rate(2 * precision * recall, precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
+
+
+def _check_inputs(records: list, predictions: list) -> dict[str, Mapping]:
+    ids: set[str] = set()
+    for i, record in enumerate(records):
+        if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
+            raise EvaluationError(f"records[{i}]: missing string field 'id'")
+        rid = record["id"]
+        if rid in ids:
+            raise EvaluationError(f"record {rid}: duplicate record id")
+        ids.add(rid)
+        if not isinstance(record.get("source_text"), str):
+            raise EvaluationError(f"record {rid}: missing string field 'source_text'")
+        if not isinstance(record.get("entities", []), list):
+            raise EvaluationError(f"record {rid}: field 'entities' must be a list")
+    by_id: dict[str, Mapping] = {}
+    for i, pred in enumerate(predictions):
+        if not isinstance(pred, Mapping) or not isinstance(pred.get("id"), str):
+            raise EvaluationError(f"predictions[{i}]: missing string field 'id'")
+        pid = pred["id"]
+        if pid in by_id:
+            raise EvaluationError(f"prediction for record {pid}: duplicate prediction id")
+        if pid not in ids:
+            raise EvaluationError(f"prediction for record {pid}: no such record")
+        if not isinstance(pred.get("output"), str):
+            raise EvaluationError(f"prediction for record {pid}: field 'output' must be a string")
+        if not isinstance(pred.get("parse_success"), bool):
+            raise EvaluationError(
+                f"prediction for record {pid}: field 'parse_success' must be true or false")
+        by_id[pid] = pred
+    return by_id
+
+
+def evaluate(records: Iterable[Mapping], predictions: Iterable[Mapping]) -> dict:
+    """Score `predictions` against `records` (see the module docstring for every field).
+
+    >>> rec = {"id": "d1", "source_text": "Call Alpha Beta at 555-0100", "entities": [
+    ...     {"type": "PERSON", "value": "Alpha Beta"}, {"type": "PHONE", "value": "555-0100"}]}
+    >>> pred = {"id": "d1", "output": "PERSON\\tAlpha", "parse_success": True}
+    >>> r = evaluate([rec], [pred])
+    >>> r["entity"]["tp"], r["entity"]["fp"], r["entity"]["fn"], r["documents"]["leak_rate"]
+    (0, 1, 2, 1.0)
+    """
+    records = list(records)
+    predictions = list(predictions)
+    by_id = _check_inputs(records, predictions)
+    scores = [score_document(r, by_id.get(r["id"])) for r in records]
+    return summarize(scores)
+
+
+def summarize(scores: list[DocumentScore]) -> dict:
+    """Aggregate per-document scores into the result dict of `evaluate`."""
+    counts = {label: [0, 0, 0] for label in LABELS}  # tp, fp, fn
+    for s in scores:
+        for label, _ in s.gold & s.predicted:
+            counts[label][0] += 1
+        for label, _ in s.predicted - s.gold:
+            counts[label][1] += 1
+        for label, _ in s.gold - s.predicted:
+            counts[label][2] += 1
+    tp = sum(c[0] for c in counts.values())
+    fp = sum(c[1] for c in counts.values())
+    fn = sum(c[2] for c in counts.values())
+    n_docs = len(scores)
+    n_gold = sum(len(s.gold) for s in scores)
+    n_pred = sum(len(s.predicted) for s in scores)
+    return {
+        "entity": _prf(tp, fp, fn),
+        "per_type": {label: _prf(*counts[label]) for label in LABELS},
+        "documents": {"leak_rate": _rate(sum(bool(s.leaked) for s in scores), n_docs)},
+        "entities": {
+            "leak_rate": _rate(sum(len(s.leaked) for s in scores), n_gold),
+            "over_redaction_rate": _rate(fp, n_pred),
+            "hallucination_rate": _rate(sum(s.unmatched_rows for s in scores),
+                                        sum(s.rows for s in scores)),
+        },
+        "parse": {"success_rate": _rate(sum(s.parse_success for s in scores), n_docs)},
+        "tokenization": {
+            "deterministic_rate": _rate(sum(s.deterministic for s in scores), n_docs),
+            "round_trip_rate": _rate(sum(s.round_trip for s in scores), n_docs),
+        },
+    }
+
+
+def oracle_predictions(records: Iterable[Mapping]) -> list[dict]:
+    """Every record's `target_tsv` fed back as its prediction (a sanity check of the
+    machinery, never a model result)."""
+    return [{"id": r["id"], "output": r["target_tsv"], "parse_success": True} for r in records]
+
+
+def format_report(result: Mapping, title: str = "evaluation") -> str:
+    """A plain-text table of an `evaluate` result (overall, per type, leaks, parse,
+    tokenization): what `piilab evaluate` prints. Numbers only, never text."""
+    e = result["entity"]
+    lines = [
+        f"== {title} ==",
+        f"{'':<10}{'precision':>10}{'recall':>9}{'f1':>8}{'tp':>7}{'fp':>7}{'fn':>7}",
+        f"{'overall':<10}{e['precision']:>10.3f}{e['recall']:>9.3f}{e['f1']:>8.3f}"
+        f"{e['tp']:>7}{e['fp']:>7}{e['fn']:>7}",
+    ]
+    for label in LABELS:
+        t = result["per_type"][label]
+        lines.append(f"{label:<10}{t['precision']:>10.3f}{t['recall']:>9.3f}{t['f1']:>8.3f}"
+                     f"{t['tp']:>7}{t['fp']:>7}{t['fn']:>7}")
+    ents, docs = result["entities"], result["documents"]
+    lines += [
+        "",
+        f"leak rate (documents)      {docs['leak_rate']:.3f}",
+        f"leak rate (entities)       {ents['leak_rate']:.3f}",
+        f"over-redaction rate        {ents['over_redaction_rate']:.3f}",
+        f"hallucination rate         {ents['hallucination_rate']:.3f}",
+        f"parse success rate         {result['parse']['success_rate']:.3f}",
+        f"deterministic rate         {result['tokenization']['deterministic_rate']:.3f}",
+        f"round-trip rate            {result['tokenization']['round_trip_rate']:.3f}",
+    ]
+    return "\n".join(lines)

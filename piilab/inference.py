@@ -1,0 +1,240 @@
+"""Running a model over documents, and the shared parse-success rule (chapters 04, 07).
+
+`parse_flag(output, source_text)` is the single definition of "this model output
+parsed": callers that write predictions and the evaluator (`piilab.evaluation`)
+both use it, so the ``parse.success_rate`` they report agrees. The rule is the one
+of `piilab.parsing`: an output is a successful parse when, after complete
+``<think>`` blocks are removed, it is empty (the model says "no PII") or it holds
+at least one allowed ``TYPE<TAB>VALUE`` row whose value matches the source.
+
+Generation (chapter 07, "Inference and results"):
+
+- `load_for_inference(model_dir)` loads a merged model directory or a LoRA
+  adapter directory (its base model is read from ``adapter_config.json``);
+- `generate(model, tokenizer, texts)` renders each document with the training
+  prompt (`piilab.sft.build_messages`) and the chat template, left-pads the
+  batch (a decoder-only model continues from the right end of its input),
+  decodes greedily by default, stops at the end-of-turn token and returns the
+  new text of each document, special tokens removed;
+- `predict_records` turns records into ``{"id", "output", "parse_success"}``
+  rows and `write_predictions` writes them as JSONL, ready for
+  ``piilab evaluate``.
+
+Think blocks: templates that read ``enable_thinking`` are asked not to think
+(`piilab.sft.CHAT_TEMPLATE_KWARGS`, the same as in training); a model that
+thinks anyway keeps its ``<think>...</think>`` text in ``output``, which is the
+raw model output, and the parser removes complete blocks (SPEC section 3). An
+unclosed block (the model ran out of ``max_new_tokens`` while thinking) is a
+parse failure, as it should be.
+
+The generation functions import torch and transformers when called, so
+``import piilab.inference`` stays standard-library only. Nothing here prints
+text; progress bars (``progress=True``) show counts only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from piilab.labels import LABELS
+from piilab.parsing import parse_model_output
+
+
+def parse_flag(output: str, source_text: str, allowed_types: tuple[str, ...] = LABELS) -> bool:
+    """The parse-success flag to store with a prediction.
+
+    >>> parse_flag("PERSON\\t김가상", "고객 김가상 님")
+    True
+    >>> parse_flag("", "PII가 없는 문서")
+    True
+    >>> parse_flag("Sorry, I cannot help with that.", "고객 김가상 님")
+    False
+    """
+    return parse_model_output(output, source_text, allowed_types).parse_success
+
+
+def make_prediction(record_id: str, output: str, source_text: str) -> dict:
+    """One line of a predictions file: ``{"id", "output", "parse_success"}``."""
+    return {"id": record_id, "output": output, "parse_success": parse_flag(output, source_text)}
+
+
+# ---------------------------------------------------------------------------
+# Loading a trained model
+# ---------------------------------------------------------------------------
+
+
+def _default_dtype(device: str):
+    import torch
+
+    if device == "cuda":
+        return (torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False)
+                else torch.float16)
+    return torch.float32
+
+
+def load_for_inference(model_dir: str | os.PathLike, *, device: str | None = None,
+                       dtype: Any = None):
+    """Load ``(model, tokenizer)`` from a merged model or a LoRA adapter directory.
+
+    An adapter directory (it holds ``adapter_config.json``) is applied to the base
+    model it names; the tokenizer comes from the adapter directory when it has
+    one, else from the base model. `device` defaults to CUDA when available, and
+    `dtype` to fp32 on a CPU, bf16 or fp16 on a GPU. The model is put in eval mode.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = Path(model_dir)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    dtype = dtype or _default_dtype(device)
+    adapter_config = path / "adapter_config.json"
+    if adapter_config.exists():
+        from peft import PeftModel
+
+        base_id = json.loads(adapter_config.read_text(encoding="utf-8"))["base_model_name_or_path"]
+        has_tokenizer = (path / "tokenizer_config.json").exists()
+        tokenizer = AutoTokenizer.from_pretrained(path if has_tokenizer else base_id)
+        base = AutoModelForCausalLM.from_pretrained(base_id, dtype=dtype)
+        model = PeftModel.from_pretrained(base, path)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    model.to(device)
+    model.eval()
+    return model, tokenizer
+
+
+# ---------------------------------------------------------------------------
+# Batched generation
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The outputs of `generate`, in input order, with token counts and timing."""
+
+    outputs: tuple[str, ...]
+    prompt_tokens: int
+    new_tokens: int
+    seconds: float
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Generated (new) tokens per second of wall time."""
+        return self.new_tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+def _stop_ids(model, tokenizer) -> list[int]:
+    """Every id that ends a turn: the model's EOS ids, the tokenizer's, the template's."""
+    from piilab.sft import LossMaskError, end_of_turn_token
+
+    ids: list[int] = []
+    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids += configured if isinstance(configured, list) else [configured]
+    ids.append(tokenizer.eos_token_id)
+    with contextlib.suppress(LossMaskError):  # a template without one: the EOS ids still stop
+        ids.append(tokenizer.convert_tokens_to_ids(end_of_turn_token(tokenizer)))
+    return sorted({i for i in ids if isinstance(i, int)})
+
+
+def prompt_ids(tokenizer, source_text: str) -> list[int]:
+    """The token ids a model reads for one document (system prompt, document,
+    assistant header), exactly as in training."""
+    from piilab.sft import CHAT_TEMPLATE_KWARGS, build_messages
+
+    messages = build_messages({"source_text": source_text, "target_tsv": ""})["prompt"]
+    out = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True,
+                                        return_dict=True, **CHAT_TEMPLATE_KWARGS)
+    return list(out["input_ids"])
+
+
+def generate(model, tokenizer, texts: Sequence[str], *, batch_size: int = 8,
+             max_new_tokens: int = 256, do_sample: bool = False, progress: bool = False,
+             **generate_kwargs: Any) -> Generation:
+    """Generate the model's answer for each document in `texts` (greedy by default).
+
+    Greedy means plain argmax decoding: no sampling and no repetition penalty, whatever
+    the model's ``generation_config.json`` suggests. Documents are batched by similar
+    length (longest first) and left-padded; the outputs come back in input order. Extra
+    keyword arguments go to ``model.generate`` (e.g. ``temperature`` with
+    ``do_sample=True``).
+    """
+    import torch
+    from transformers import GenerationConfig
+
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    stop = _stop_ids(model, tokenizer)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else stop[0]
+    # Unset fields would be filled from the model's own generation config (a hub model's
+    # sampling settings and repetition penalty): greedy decoding pins them to neutral values.
+    neutral = {} if do_sample else {"temperature": 1.0, "top_p": 1.0, "top_k": 50,
+                                    "repetition_penalty": 1.0, "no_repeat_ngram_size": 0}
+    config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=do_sample,
+                              eos_token_id=stop, pad_token_id=pad_id, **neutral)
+    device = next(model.parameters()).device
+    encoded = [prompt_ids(tokenizer, text) for text in texts]
+    order = sorted(range(len(texts)), key=lambda i: (-len(encoded[i]), i))
+    outputs: list[str] = [""] * len(texts)
+    new_tokens = 0
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(texts), desc="generating", unit="doc")
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            batch = order[start:start + batch_size]
+            width = max(len(encoded[i]) for i in batch)
+            # Left padding: every prompt ends at the last column, where generation starts.
+            ids = [[pad_id] * (width - len(encoded[i])) + encoded[i] for i in batch]
+            mask = [[0] * (width - len(encoded[i])) + [1] * len(encoded[i]) for i in batch]
+            result = model.generate(input_ids=torch.tensor(ids, device=device),
+                                    attention_mask=torch.tensor(mask, device=device),
+                                    generation_config=config, **generate_kwargs)
+            for row, i in zip(result[:, width:].tolist(), batch, strict=True):
+                kept = []
+                for token in row:  # up to and including the first stop token
+                    kept.append(token)
+                    if token in stop:
+                        break
+                new_tokens += len(kept)
+                outputs[i] = tokenizer.decode(kept, skip_special_tokens=True)
+            if bar is not None:
+                bar.update(len(batch))
+    seconds = time.perf_counter() - t0
+    if bar is not None:
+        bar.close()
+    return Generation(tuple(outputs), sum(len(e) for e in encoded), new_tokens, seconds)
+
+
+def predict_records(model, tokenizer, records: Iterable[Mapping[str, Any]], **kwargs: Any,
+                    ) -> list[dict]:
+    """Prediction rows ``{"id", "output", "parse_success"}`` for `records`, in order.
+
+    Keyword arguments go to `generate` (``batch_size``, ``max_new_tokens``, ...).
+    """
+    records = list(records)
+    generation = generate(model, tokenizer, [r["source_text"] for r in records], **kwargs)
+    return [make_prediction(r["id"], output, r["source_text"])
+            for r, output in zip(records, generation.outputs, strict=True)]
+
+
+def write_predictions(path: str | os.PathLike, predictions: Iterable[Mapping[str, Any]]) -> int:
+    """Write prediction rows as JSONL (owner-only permissions: outputs hold PII);
+    return the number of rows."""
+    from piilab.dataset import atomic_write
+
+    lines = [json.dumps({"id": p["id"], "output": p["output"],
+                         "parse_success": bool(p["parse_success"])},
+                        ensure_ascii=False, sort_keys=True) + "\n" for p in predictions]
+    atomic_write(Path(path), "".join(lines).encode("utf-8"), mode=0o600)
+    return len(lines)

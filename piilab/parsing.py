@@ -1,0 +1,125 @@
+"""Parsing model output into candidate rows: `parse_model_output`.
+
+Chapter 03 ("Deterministic tokenization") teaches this module. The model
+reads a document and lists the PII it finds, one ``TYPE<TAB>ORIGINAL`` row
+per line; it never edits the document. Parsing turns that raw output into
+rows, keeps the ones that really occur in the document (`candidates`) and
+sets aside the ones that do not (`unmatched`: hallucinations).
+
+The steps, in order (SPEC section 3):
+
+1. NFC-normalize the output and the source.
+2. Remove complete ``<think>...</think>`` blocks (case-sensitive), repeatedly
+   taking the leftmost shortest one: ``<think>a<think>b</think>c</think>``
+   leaves ``c</think>``. An unclosed ``<think>`` stays as text.
+3. Split into lines on ``\\n`` only. Per line, split at the first TAB (any
+   later TAB belongs to the value), trim both sides (a trailing ``\\r`` goes
+   with it) and uppercase the type. Rows with an allowed type and a nonempty
+   value are kept; prose lines and unknown types are not rows.
+4. A row matches when its value, or a permitted variant, occurs in the source
+   within numeric boundaries (`piilab.matching`).
+
+What it deliberately does not do: it does not repair malformed rows (a line
+without a TAB is prose, even if it names a label), it does not guess a type
+for a value, and it does not decide what to mask when matches overlap (that
+is `piilab.tokenization`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from piilab.labels import LABELS
+from piilab.matching import has_match
+from piilab.tokenization import Candidate
+
+__all__ = ["ParsedOutput", "parse_model_output", "remove_think_blocks"]
+
+_THINK_OPEN = "<think>"
+#: The leftmost complete block, shortest first (`.*?` is lazy; DOTALL crosses lines).
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ParsedOutput:
+    """What one model output yields.
+
+    - `rows`: every nonempty allowed-type row, normalized, in emitted order
+      (duplicates kept);
+    - `candidates`: the distinct rows that match the source, in order of first
+      emission;
+    - `unmatched`: the rows without a source match (hallucinations), in emitted
+      order, duplicates kept;
+    - `parse_success`: True when the output is empty (after think-block removal
+      and stripping) or has at least one source-matching row.
+    """
+
+    rows: tuple[Candidate, ...]
+    candidates: tuple[Candidate, ...]
+    unmatched: tuple[Candidate, ...]
+    parse_success: bool
+
+
+def remove_think_blocks(text: str) -> str:
+    """Remove complete ``<think>...</think>`` blocks, leftmost shortest first, repeatedly.
+
+    >>> remove_think_blocks("<think>a<think>b</think>c</think>rest")
+    'c</think>rest'
+    >>> remove_think_blocks("<think>never closed")
+    '<think>never closed'
+    """
+    search_from = 0
+    while (block := _THINK_BLOCK.search(text, search_from)) is not None:
+        text = text[: block.start()] + text[block.end() :]
+        # Before the removed block there was no "<think>" (else the leftmost
+        # block would have started there); only a "<think>" that straddles the
+        # cut can be new, so the next search may start just before the cut.
+        search_from = max(0, block.start() - len(_THINK_OPEN) + 1)
+    return text
+
+
+def parse_model_output(
+    output: str, source_text: str, allowed_types: Iterable[str] = LABELS
+) -> ParsedOutput:
+    """Parse ``TYPE<TAB>VALUE`` rows and check each against the source (SPEC section 3).
+
+    >>> parsed = parse_model_output("<think>hmm</think>person\\t김가상\\nPHONE\\t010-0000-0000",
+    ...                             "김 가 상 고객님")
+    >>> parsed.candidates
+    (Candidate(type='PERSON', value='김가상'),)
+    >>> parsed.unmatched
+    (Candidate(type='PHONE', value='010-0000-0000'),)
+    >>> parsed.parse_success
+    True
+    """
+    # 1. NFC.
+    output = unicodedata.normalize("NFC", output)
+    source = unicodedata.normalize("NFC", source_text)
+    allowed = frozenset(label.strip().upper() for label in allowed_types)
+
+    # 2. Think blocks.
+    output = remove_think_blocks(output)
+
+    # 3. Rows.
+    rows: list[Candidate] = []
+    for line in output.split("\n"):
+        label, tab, value = line.partition("\t")
+        if not tab:
+            continue  # prose: no TAB, no row
+        label = label.strip().upper()
+        value = value.strip()
+        if label in allowed and value:
+            rows.append(Candidate(label, value))
+
+    # 4. Source matching (each distinct row once).
+    matches: dict[Candidate, bool] = {}
+    for row in rows:
+        if row not in matches:
+            matches[row] = has_match(source, row.type, row.value)
+    candidates = tuple(row for row, matched in matches.items() if matched)
+    unmatched = tuple(row for row in rows if not matches[row])
+    parse_success = not output.strip() or bool(candidates)
+    return ParsedOutput(tuple(rows), candidates, unmatched, parse_success)

@@ -1,0 +1,163 @@
+"""Plots of evaluation results and corpus distributions, in English and Japanese.
+
+Chapter 04 draws per-type precision/recall/F1 bars and leak-rate bars with
+`plot_per_type` and `plot_leaks`; chapter 02 draws the corpus with
+`plot_label_counts`. Every text on a figure comes from `TEXT[lang]`, so the same
+code cell renders in both tracks of the book.
+
+CJK glyphs: `setup_cjk_fonts()` finds an installed font that covers Japanese and
+Korean (Noto Sans CJK from Debian's ``fonts-noto-cjk``, Source Han Sans, or the
+usual macOS/Windows fonts) and puts it behind matplotlib's default font as a
+per-glyph fallback. Without one, it raises `MissingFontError` with the set-up
+hint instead of drawing empty boxes.
+
+Needs matplotlib (the ``book`` extra); the library core never imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from piilab.labels import LABELS
+
+#: Families tried in order; each covers both Hangul and Japanese kana/kanji.
+CJK_FAMILIES: tuple[str, ...] = (
+    "Noto Sans CJK JP", "Noto Sans CJK KR", "Noto Sans CJK SC", "Source Han Sans",
+    "Source Han Sans JP", "Noto Sans JP", "Noto Sans KR", "Hiragino Sans", "Apple SD Gothic Neo",
+    "Yu Gothic", "Malgun Gothic", "NanumGothic", "IPAexGothic",
+)
+_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", str(Path.home() / ".fonts"),
+              "/Library/Fonts", "/System/Library/Fonts", "C:/Windows/Fonts")
+
+TEXT: dict[str, dict[str, str]] = {
+    "en": {
+        "per_type_title": "Per-type precision, recall and F1",
+        "precision": "precision", "recall": "recall", "f1": "F1",
+        "leak_title": "Leak rates", "leak_docs": "documents with a leak",
+        "leak_entities": "entities with a leak", "rate": "rate",
+        "label_counts_title": "Entities per label and split", "count": "entities",
+        "label": "label",
+    },
+    "ja": {
+        "per_type_title": "タイプ別の適合率・再現率・F1",
+        "precision": "適合率", "recall": "再現率", "f1": "F1",
+        "leak_title": "漏洩率", "leak_docs": "漏洩のある文書",
+        "leak_entities": "漏洩のあるエンティティ", "rate": "割合",
+        "label_counts_title": "ラベル別・分割別のエンティティ数", "count": "エンティティ数",
+        "label": "ラベル",
+    },
+}
+
+
+class MissingFontError(RuntimeError):
+    """No installed font covers Japanese and Korean glyphs."""
+
+
+def setup_cjk_fonts() -> str:
+    """Make matplotlib render Japanese and Korean; return the CJK family used."""
+    import matplotlib as mpl
+    from matplotlib import font_manager
+
+    def installed() -> set[str]:
+        return {f.name for f in font_manager.fontManager.ttflist}
+
+    names = installed()
+    family = next((f for f in CJK_FAMILIES if f in names), None)
+    if family is None:
+        # Fonts installed after matplotlib built its cache are not listed yet: add them.
+        for path in font_manager.findSystemFonts(fontpaths=list(_FONT_DIRS)):
+            stem = Path(path).name.lower()
+            if any(k in stem for k in ("cjk", "sourcehansans", "notosansjp", "notosanskr",
+                                       "nanumgothic", "ipaexg")):
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):
+                    continue
+        names = installed()
+        family = next((f for f in CJK_FAMILIES if f in names), None)
+    if family is None:
+        raise MissingFontError(
+            "no CJK font found: install Debian's fonts-noto-cjk (make fonts) or any of "
+            + ", ".join(CJK_FAMILIES[:4])
+        )
+    # A list of families makes matplotlib fall back glyph by glyph (matplotlib >= 3.6).
+    mpl.rcParams["font.family"] = ["DejaVu Sans", family]
+    mpl.rcParams["axes.unicode_minus"] = False
+    return family
+
+
+def _text(lang: str) -> Mapping[str, str]:
+    if lang not in TEXT:
+        raise ValueError(f"lang must be one of {sorted(TEXT)}")
+    return TEXT[lang]
+
+
+def plot_per_type(result: Mapping[str, Any], lang: str = "en", ax=None, title: str | None = None):
+    """Grouped bars of precision, recall and F1 per label from an `evaluate` result."""
+    import matplotlib.pyplot as plt
+
+    setup_cjk_fonts()
+    t = _text(lang)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.6))
+    width = 0.27
+    xs = range(len(LABELS))
+    for k, metric in enumerate(("precision", "recall", "f1")):
+        values = [result["per_type"][label][metric] for label in LABELS]
+        ax.bar([x + (k - 1) * width for x in xs], values, width, label=t[metric])
+    ax.set_xticks(list(xs), LABELS, rotation=30)
+    ax.set_ylim(0, 1.25)  # headroom so the legend never covers a bar
+    ax.set_ylabel(t["rate"])
+    ax.set_title(title or t["per_type_title"])
+    ax.legend(loc="upper center", ncol=3, fontsize="small")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_leaks(results: Mapping[str, Mapping[str, Any]], lang: str = "en", ax=None):
+    """Bars of document and entity leak rates, one group per named result."""
+    import matplotlib.pyplot as plt
+
+    setup_cjk_fonts()
+    t = _text(lang)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.2))
+    names = list(results)
+    width = 0.38
+    docs = [results[n]["documents"]["leak_rate"] for n in names]
+    ents = [results[n]["entities"]["leak_rate"] for n in names]
+    ax.bar([i - width / 2 for i in range(len(names))], docs, width, label=t["leak_docs"])
+    ax.bar([i + width / 2 for i in range(len(names))], ents, width, label=t["leak_entities"])
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylim(0, 1.25)
+    ax.set_ylabel(t["rate"])
+    ax.set_title(t["leak_title"])
+    ax.legend(loc="upper center", ncol=2, fontsize="small")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_label_counts(stats: Mapping[str, Mapping[str, Any]], lang: str = "en", ax=None,
+                      splits: Sequence[str] | None = None):
+    """Entities per label for each split, from `piilab.dataset.dataset_stats`."""
+    import matplotlib.pyplot as plt
+
+    setup_cjk_fonts()
+    t = _text(lang)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.4))
+    splits = list(splits or stats)
+    width = 0.8 / len(splits)
+    for k, split in enumerate(splits):
+        values = [stats[split]["labels"][label] for label in LABELS]
+        ax.bar([i + (k - (len(splits) - 1) / 2) * width for i in range(len(LABELS))], values,
+               width, label=split)
+    ax.set_xticks(range(len(LABELS)), LABELS, rotation=30)
+    ax.set_xlabel(t["label"])
+    ax.set_ylabel(t["count"])
+    ax.set_title(t["label_counts_title"])
+    ax.legend(fontsize="small")
+    ax.figure.tight_layout()
+    return ax

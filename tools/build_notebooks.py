@@ -1,0 +1,164 @@
+"""Regenerate the executed twins `notebooks/<lang>/NN_name.ipynb` of `book/<lang>/NN_name.md`.
+
+    .venv/bin/python tools/build_notebooks.py                  # every chapter, both languages
+    .venv/bin/python tools/build_notebooks.py book/en/01_architecture.md ...
+    .venv/bin/python tools/build_notebooks.py --check          # exit 1 if a twin is stale
+
+Each chapter (a jupytext MyST-Markdown notebook) is converted with jupytext, its links to other
+chapters are pointed at the `.ipynb` twins, and it is executed with nbclient in the twin's own
+folder, `notebooks/<lang>/` (the folder nbval runs it in, too). The result is written with
+stable cell ids and no timing metadata, so re-running an unchanged chapter changes nothing.
+These twins are the references nbval compares a fresh run with, and the Colab targets.
+
+`--check` does not execute anything: it compares the sources (cells and tags) of the committed
+twins with what the `.md` files would produce.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+REPO = Path(__file__).resolve().parent.parent
+LANGUAGES = ("en", "ja")
+CHAPTER_FILE = re.compile(r"^\d\d_[A-Za-z0-9_]+\.md$")
+#: A Markdown link to a chapter: `](../ja/01_architecture.md)` or `](02_data.md#anchor)`.
+CHAPTER_LINK = re.compile(r"\]\(((?:\.\./(?:en|ja)/)?\d\d_[A-Za-z0-9_]+)\.md(#[^)\s]*)?\)")
+CELL_TIMEOUT_S = 600
+KERNEL = "python3"
+
+
+def chapter_sources(paths: list[str] | None = None) -> list[Path]:
+    """The chapter `.md` files to convert: `paths`, or every `book/<lang>/NN_name.md`."""
+    if paths:
+        return [Path(p).resolve() for p in paths]
+    return sorted(
+        path for lang in LANGUAGES for path in (REPO / "book" / lang).glob("*.md")
+        if CHAPTER_FILE.match(path.name)
+    )
+
+
+def twin_path(source: Path) -> Path:
+    """`book/<lang>/NN_name.md` -> `notebooks/<lang>/NN_name.ipynb`."""
+    return REPO / "notebooks" / source.parent.name / source.with_suffix(".ipynb").name
+
+
+def md_to_notebook(source: Path) -> nbformat.NotebookNode:
+    """The unexecuted twin of `source`: jupytext conversion, chapter links rewritten to
+    `.ipynb`, stable cell ids, minimal metadata."""
+    notebook = jupytext.read(source, fmt="md:myst")
+    notebook.metadata.pop("jupytext", None)
+    notebook.metadata["language_info"] = {"name": "python"}
+    for index, cell in enumerate(notebook.cells):
+        cell["id"] = f"cell-{index:03d}"
+        if cell.cell_type == "markdown":
+            cell.source = CHAPTER_LINK.sub(lambda m: f"]({m[1]}.ipynb{m[2] or ''})", cell.source)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return notebook
+
+
+def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
+    """Run every cell in a fresh kernel started in `cwd`; a cell error raises."""
+    client = NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT_S,
+        kernel_name=KERNEL,
+        resources={"metadata": {"path": str(cwd)}},
+        record_timing=False,
+        allow_errors=False,
+    )
+    client.execute()
+    notebook.metadata["language_info"] = {"name": "python"}  # drop the kernel's version details
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
+    return notebook
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Merge consecutive stdout (stderr) outputs into one, as a reader sees them.
+
+    `print()` may reach the kernel client as one message or as several, depending on timing;
+    merging makes the stored notebook the same on every run.
+    """
+    merged: list = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (
+            output.output_type == "stream"
+            and previous is not None
+            and previous.output_type == "stream"
+            and previous.name == output.name
+        ):
+            previous.text += output.text
+        else:
+            merged.append(output)
+    return merged
+
+
+def source_view(notebook: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
+    """What `--check` compares: per cell, its type, source and tags (no outputs)."""
+    return [
+        (cell.cell_type, cell.source, list(cell.get("metadata", {}).get("tags", [])))
+        for cell in notebook.cells
+    ]
+
+
+def build(source: Path) -> Path:
+    target = twin_path(source)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    notebook = execute(md_to_notebook(source), cwd=target.parent)
+    nbformat.validate(notebook)
+    nbformat.write(notebook, target)
+    return target
+
+
+def check(source: Path) -> str | None:
+    """A reason why the committed twin of `source` is stale, or None."""
+    target = twin_path(source)
+    if not target.exists():
+        return f"{target.relative_to(REPO)} is missing"
+    committed = nbformat.read(target, as_version=4)
+    expected = md_to_notebook(source)
+    if source_view(committed) != source_view(expected):
+        return f"{target.relative_to(REPO)} does not match {source.relative_to(REPO)}"
+    unexecuted = [
+        i for i, cell in enumerate(committed.cells)
+        if cell.cell_type == "code" and cell.execution_count is None
+    ]
+    if unexecuted:
+        return f"{target.relative_to(REPO)} has unexecuted code cells {unexecuted}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sources", nargs="*", help="chapter .md files (default: all)")
+    parser.add_argument(
+        "--check", action="store_true", help="only check that the twins are current"
+    )
+    args = parser.parse_args(argv)
+    sources = chapter_sources(args.sources)
+    if args.check:
+        problems = [p for p in map(check, sources) if p]
+        for problem in problems:
+            print(f"stale: {problem} (run `make notebooks`)", file=sys.stderr)
+        return 1 if problems else 0
+    for source in sources:
+        started = time.perf_counter()
+        target = build(source)
+        print(f"{target.relative_to(REPO)}  ({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
