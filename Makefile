@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
-EXTRAS ?= test,book,bench
+EXTRAS ?= test,book,bench,train
 STAMP  := $(VENV)/.stamp-install
 
 .PHONY: help venv install data verify lint test test-fast book notebooks clean
@@ -76,7 +76,7 @@ notebooks: data
 # nbval-ignore-output); notebooks/nbval_sanitize.cfg masks addresses, timings and paths.
 nbval: data
 	$(PY) tools/build_notebooks.py --check
-	$(VENV)/bin/pytest -q -p no:cacheprovider --nbval notebooks/ --nbval-current-env \
+	$(VENV)/bin/pytest -q -p no:cacheprovider --nbval notebooks/en notebooks/ja --nbval-current-env \
 		--nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 # Chromium and CJK fonts for tests/test_browser.py (Debian/Ubuntu; uses sudo when not root).

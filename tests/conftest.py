@@ -20,3 +20,16 @@ def corpus() -> dict[str, list[dict]]:
 @pytest.fixture(scope="session")
 def all_records(corpus) -> list[dict]:
     return [r for split in corpus.values() for r in split]
+
+
+@pytest.fixture(scope="session")
+def dataset_dir(tmp_path_factory):
+    """The default corpus written by `piilab generate` into a session temp directory.
+
+    Tests must not modify it: copy it first (see tests/test_dataset_cli.py).
+    """
+    from piilab.cli import main
+
+    d = tmp_path_factory.mktemp("data")
+    assert main(["generate", "--out", str(d)]) == 0
+    return d

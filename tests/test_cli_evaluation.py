@@ -5,16 +5,7 @@ from __future__ import annotations
 import json
 import stat
 
-import pytest
-
 from piilab.cli import main
-
-
-@pytest.fixture(scope="module")
-def dataset_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("data")
-    assert main(["generate", "--out", str(d)]) == 0
-    return d
 
 
 def test_oracle_passes_on_the_default_corpus(dataset_dir, capsys):

@@ -10,13 +10,6 @@ from piilab.cli import main
 from piilab.dataset import DatasetExistsError, write_dataset
 
 
-@pytest.fixture(scope="module")
-def dataset_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("data")
-    assert main(["generate", "--out", str(d)]) == 0
-    return d
-
-
 def _copy(src, dst):
     dst.mkdir()
     for f in src.iterdir():

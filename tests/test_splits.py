@@ -257,12 +257,6 @@ def test_split_deviation_lists_labels_per_split():
 # --------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def dataset_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("data")
-    assert main(["generate", "--out", str(d)]) == 0
-    return d
-
 
 def test_audit_cli_prints_the_table_and_writes_json(dataset_dir, tmp_path, capsys):
     out = tmp_path / "audit.json"

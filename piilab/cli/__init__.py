@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "piilab.cli.masking",
     "piilab.cli.evaluation",
     "piilab.cli.splits",
+    "piilab.cli.training",
 )
 
 

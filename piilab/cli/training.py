@@ -1,0 +1,122 @@
+"""`piilab train`, `piilab predict`, `piilab tiny-model` (chapters 06 and 07).
+
+Thin orchestration over `piilab.train`, `piilab.inference` and `piilab.tiny`.
+Handlers print counts, paths and metrics only, never text from the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from piilab.cli import CLIError
+from piilab.dataset import DatasetError, read_jsonl
+from piilab.generator import SPLITS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("train", help="fine-tune a LoRA adapter (TRL SFTTrainer)")
+    p.add_argument("--config", required=True, help="training configuration (JSON or TOML)")
+    p.add_argument("--model", help="override: hub id or local model directory")
+    p.add_argument("--data-dir", help="override: dataset directory")
+    p.add_argument("--output-dir", help="override: run directory")
+    p.add_argument("--max-steps", type=int, help="override: optimizer steps")
+    p.add_argument("--merge", action="store_true", default=None,
+                   help="also save the merged model")
+    p.set_defaults(func=cmd_train)
+
+    p = subparsers.add_parser("predict", help="generate predictions JSONL with a trained model")
+    p.add_argument("--model", required=True, help="merged model or adapter directory")
+    p.add_argument("--data-dir", default="data", help="dataset directory (default: data)")
+    p.add_argument("--split", default="test", choices=SPLITS)
+    p.add_argument("--out", required=True, help="predictions JSONL to write")
+    p.add_argument("--limit", type=int, help="only the first N records of the split")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_predict)
+
+    p = subparsers.add_parser("tiny-model", help="build the tiny offline model for CPU runs")
+    p.add_argument("--out", required=True, help="model directory to write")
+    p.add_argument("--data-dir", default="data", help="dataset directory (its train split)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_tiny_model)
+
+
+def _records(data_dir: str, split: str) -> list[dict]:
+    from pathlib import Path
+
+    path = Path(data_dir) / f"{split}.jsonl"
+    try:
+        return read_jsonl(path)
+    except FileNotFoundError:
+        raise CLIError(f"{path}: file not found (generate the data with `piilab generate`)") \
+            from None
+    except DatasetError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from piilab.sft import LossMaskError
+    from piilab.train import ConfigError, load_config, train
+
+    try:
+        config = load_config(args.config, model=args.model, data_dir=args.data_dir,
+                             output_dir=args.output_dir, max_steps=args.max_steps,
+                             merge=args.merge)
+        result = train(config)
+    except (ConfigError, LossMaskError) as exc:
+        raise CLIError(str(exc)) from None
+    if not result.main_process:  # under `accelerate launch`, one summary is enough
+        return 0
+    m = result.metrics
+    print(f"trained {m['global_step']} steps on {m['n_train_examples']} examples "
+          f"({m['n_dropped']} dropped as too long) in {m['train_wall_s']:.1f} s; "
+          f"loss {m['loss_first']:.4f} -> {m['loss_last']:.4f}")
+    print(f"adapter: {result.adapter_dir}")
+    if result.merged_dir:
+        print(f"merged model: {result.merged_dir}")
+    if result.tracking_uri:
+        print(f"tracking: {result.tracking_uri} (run {result.run_id})")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from piilab.inference import (
+        generate,
+        load_for_inference,
+        make_prediction,
+        write_predictions,
+    )
+
+    model_dir = Path(args.model)
+    if not model_dir.is_dir():
+        raise CLIError(f"{model_dir}: not a model or adapter directory")
+    records = _records(args.data_dir, args.split)
+    if args.limit is not None:
+        records = records[: args.limit]
+    model, tokenizer = load_for_inference(model_dir)
+    generation = generate(model, tokenizer, [r["source_text"] for r in records],
+                          batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
+                          progress=not args.no_progress)
+    predictions = [make_prediction(r["id"], out, r["source_text"])
+                   for r, out in zip(records, generation.outputs, strict=True)]
+    n = write_predictions(args.out, predictions)
+    parsed = sum(p["parse_success"] for p in predictions)
+    print(f"wrote {n} predictions for split '{args.split}' to {args.out} "
+          f"({parsed} parsed; {generation.new_tokens} tokens in {generation.seconds:.1f} s, "
+          f"{generation.tokens_per_second:.0f} tokens/s)")
+    return 0
+
+
+def cmd_tiny_model(args: argparse.Namespace) -> int:
+    from piilab.tiny import build_tiny_model
+
+    records = _records(args.data_dir, "train")
+    out = build_tiny_model(args.out, records, seed=args.seed)
+    info = json.loads((out / "piilab_tiny.json").read_text())
+    print(f"wrote the tiny model to {out} ({info['parameters']:,} parameters, "
+          f"vocabulary {info['vocab_size']}, trained on {len(records)} records)")
+    return 0

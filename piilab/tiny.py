@@ -1,0 +1,183 @@
+"""A tiny causal language model for CPU runs and CI (chapter 06, "Fine-tuning").
+
+`build_tiny_model(out_dir, records, seed=0)` writes, fully offline, a model
+directory that ``AutoTokenizer.from_pretrained(out_dir)`` and
+``AutoModelForCausalLM.from_pretrained(out_dir)`` load like any hub model:
+
+- a byte-level BPE tokenizer (Hugging Face ``tokenizers``) trained on the texts
+  the model will see: the system prompt, and the documents and target rows of
+  the given records (pass the *training* split only);
+- a ChatML-style chat template whose assistant turn ends with the end-of-turn
+  token ``<|im_end|>`` *inside* the turn and inside ``{% generation %}`` markers,
+  so both the prompt/completion boundary and the assistant mask put the stop
+  token under the loss (see `piilab.sft`);
+- a 2-layer Llama (``model_type: llama``, fp32, grouped-query attention, an
+  untied output head drawn at a larger scale so that LoRA can move the output
+  distribution at all), randomly initialized from `seed`; a generation config
+  that stops at ``<|im_end|>`` and decodes greedily.
+
+The same records and seed give byte-identical files (a test checks it): the
+BPE trainer is deterministic for a byte-level model without a continuing-subword
+prefix (a test builds in a second process, under another hash seed), the
+weights are drawn from `seed` (the global torch RNG is left as it was), and
+transformers writes the files deterministically.
+
+What it is not: a language model that knows anything. Its weights are random, so
+what it learns in a short LoRA run is the shape of the answer, not PII
+detection; it exists so that the whole training and inference pipeline runs in
+seconds on a CPU, with a real tokenizer, a real chat template and a real model
+class. Its vocabulary is learned from the training documents, so the tokenizer
+files contain fragments of training text: treat them like model weights, never
+like logs.
+
+Needs the ``train`` extra (torch, transformers, tokenizers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from piilab.sft import SYSTEM_PROMPT
+
+__all__ = ["CHAT_TEMPLATE", "END_OF_TURN", "TINY_CONFIG", "build_tiny_model", "train_tokenizer"]
+
+END_OF_TURN = "<|im_end|>"
+START_OF_TURN = "<|im_start|>"
+PAD = "<|endoftext|>"
+SPECIAL_TOKENS = (PAD, START_OF_TURN, END_OF_TURN)
+
+#: ChatML with the end-of-turn token inside the assistant turn. Turns are joined by
+#: a newline written *before* the next turn, so nothing follows the assistant's
+#: ``<|im_end|>``: the rendered prompt (with the generation prompt) is a prefix of
+#: the rendered conversation, and the completion ends exactly at the stop token.
+CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{%- if not loop.first -%}{{ '\\n' }}{%- endif -%}"
+    "{%- if message['role'] == 'assistant' -%}"
+    "{{ '<|im_start|>assistant\\n' }}"
+    "{%- generation -%}{{ message['content'] + '<|im_end|>' }}{%- endgeneration -%}"
+    "{%- else -%}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' }}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '\\n<|im_start|>assistant\\n' }}{%- endif -%}"
+)
+
+#: Architecture of the tiny model (a small Llama: about 0.9 M parameters with the
+#: default vocabulary).
+TINY_CONFIG: Mapping[str, Any] = {
+    "hidden_size": 128,
+    "intermediate_size": 352,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 1024,
+    "rms_norm_eps": 1e-5,
+    "rope_theta": 10000.0,
+    "tie_word_embeddings": False,
+    "initializer_range": 0.02,
+}
+
+
+#: Standard deviation of the output head at initialization (see `build_tiny_model`).
+HEAD_STD = 0.1
+
+
+def _training_texts(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """What the tokenizer learns from, in a fixed order: per record, the system
+    prompt (the model reads it in every example, so it should compress well), the
+    document and the target rows."""
+    for record in records:
+        yield "system\n" + SYSTEM_PROMPT
+        yield "user\n" + record["source_text"]
+        if record.get("target_tsv"):
+            yield record["target_tsv"]
+
+
+def train_tokenizer(records: Iterable[Mapping[str, Any]], vocab_size: int = 2048):
+    """Train the byte-level BPE tokenizer and wrap it for transformers.
+
+    Returns a `transformers.PreTrainedTokenizerFast` with the chat template,
+    ``eos_token`` = ``<|im_end|>`` and ``pad_token`` = ``<|endoftext|>``.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    # Byte-level: every string is encodable (Hangul, kana, tabs), no unknown token.
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=2,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(list(_training_texts(records)), trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        eos_token=END_OF_TURN,
+        pad_token=PAD,
+        chat_template=CHAT_TEMPLATE,
+        model_max_length=TINY_CONFIG["max_position_embeddings"],
+        clean_up_tokenization_spaces=False,
+    )
+
+
+def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, Any]],
+                     seed: int = 0, *, vocab_size: int = 2048) -> Path:
+    """Write the tiny tokenizer and model to `out_dir` and return its path.
+
+    `records` are the training records (``source_text``, ``target_tsv``). The
+    result loads with ``AutoTokenizer``/``AutoModelForCausalLM.from_pretrained``.
+    """
+    import torch
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    records = list(records)
+    if not records:
+        raise ValueError("build_tiny_model needs at least one training record")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+
+    tokenizer = train_tokenizer(records, vocab_size=vocab_size)
+    eos_id = tokenizer.convert_tokens_to_ids(END_OF_TURN)
+    pad_id = tokenizer.convert_tokens_to_ids(PAD)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        bos_token_id=None,
+        eos_token_id=eos_id,
+        pad_token_id=pad_id,
+        dtype="float32",
+        **TINY_CONFIG,
+    )
+    # Draw the weights from `seed` without disturbing the caller's RNG state.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+        # The output head gets a larger scale than the other weights: behind the final
+        # RMSNorm, the largest logit a frozen head allows is about hidden_size * HEAD_STD,
+        # and LoRA does not train the head. At the usual 0.02 that bound (about 2.6)
+        # keeps the output near uniform whatever the adapter learns.
+        with torch.no_grad():
+            model.get_output_embeddings().weight.normal_(0.0, HEAD_STD)
+    model.generation_config = GenerationConfig(
+        bos_token_id=None, eos_token_id=eos_id, pad_token_id=pad_id, do_sample=False,
+        max_new_tokens=256,
+    )
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    provenance = {
+        "builder": "piilab.tiny.build_tiny_model",
+        "seed": seed,
+        "training_records": len(records),
+        "vocab_size": len(tokenizer),
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+    (out / "piilab_tiny.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+    return out

@@ -1,0 +1,522 @@
+"""LoRA fine-tuning with TRL's `SFTTrainer` (chapter 06, "Fine-tuning").
+
+One entry point, `train(config)` (and ``piilab train --config CONFIG``), runs
+(`build_trainer` does steps 1-3 alone, for inspection):
+
+1. load the training records (``<data_dir>/<train_split>.jsonl``, or records
+   given in memory) and the tokenizer;
+2. build the prompt-completion examples and their ``input_ids``/``labels`` with
+   `piilab.sft.prepare_training_dataset`, which runs `check_loss_mask` first:
+   a mismatched example stops the run, a truncated one too unless
+   ``drop_truncated`` is set;
+3. load the model in the precision the hardware supports, wrap it with a PEFT
+   LoRA adapter and train with `SFTTrainer` on exactly those tokens;
+4. save the adapter (``<output_dir>/adapter``), optionally the merged model
+   (``<output_dir>/merged``, with the tokenizer), the resolved configuration
+   (``train_config.json``), the loss-mask report (``loss_mask.json``) and the
+   training metrics (``metrics.json``).
+
+Hardware rules (``precision="auto"``, ``gradient_checkpointing="auto"``):
+
+- no CUDA device: fp32 weights and no mixed precision, activation checkpointing
+  off (TRL's defaults, bf16 and checkpointing on, fail or crawl on a CPU);
+  ``use_cpu`` is set, so a Mac's MPS device is not used either;
+- CUDA: bf16 where the GPU supports it natively (Ampere and later), else fp16
+  mixed precision (T4, V100) with the LoRA weights kept in fp32; activation
+  checkpointing on.
+
+Several GPUs: the same code runs under Accelerate, one process per GPU (only the
+main process writes files and tracks)::
+
+    accelerate launch --multi_gpu --num_processes 2 -m piilab train \
+        --config configs/train_colab_gpu.json
+
+Tracking (`piilab.tracking`): MLflow, by default in ``<output_dir>/mlflow.db``;
+hyperparameters, counts and metrics only. Nothing here prints or logs text: the
+run's ``train.log`` holds counts and metrics, like the tracking store.
+
+Deliberate limits: single-turn examples only, no evaluation during training (the
+course evaluates generated predictions with `piilab.evaluation` instead of a
+validation loss), no quantization (QLoRA needs bitsandbytes and a GPU).
+
+Needs the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import time
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from piilab import __version__
+from piilab.dataset import atomic_write, read_jsonl, split_bytes
+from piilab.generator import GENERATOR_VERSION
+from piilab.sft import prepare_training_dataset
+from piilab.tracking import open_tracker
+
+__all__ = [
+    "ConfigError", "PreparedRun", "TrainConfig", "TrainResult", "build_trainer", "load_config",
+    "resolve_hardware", "train",
+]
+
+logger = logging.getLogger("piilab.train")
+
+DEFAULT_TARGET_MODULES: tuple[str, ...] = (
+    "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj",
+)
+
+
+class ConfigError(ValueError):
+    """A training configuration is malformed (names the key, never data)."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a training run needs; every field is a hyperparameter or a path.
+
+    `model` is a hub id (``Qwen/Qwen2.5-0.5B-Instruct``) or a local directory.
+    ``max_steps > 0`` wins over ``num_train_epochs``. ``max_train_records``
+    keeps the first N training records (file order) for quick runs.
+    ``tracking_uri=None`` means the local store in the run directory;
+    ``track=False`` switches tracking off.
+    """
+
+    model: str
+    output_dir: str = "runs/lora"
+    data_dir: str = "data"
+    train_split: str = "train"
+    max_train_records: int | None = None
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_target_modules: tuple[str, ...] = DEFAULT_TARGET_MODULES
+    max_steps: int = -1
+    num_train_epochs: float = 1.0
+    learning_rate: float = 2e-4
+    per_device_train_batch_size: int = 8
+    gradient_accumulation_steps: int = 1
+    max_length: int = 512
+    drop_truncated: bool = False
+    warmup_steps: float = 0.0
+    lr_scheduler_type: str = "linear"
+    weight_decay: float = 0.0
+    logging_steps: int = 1
+    seed: int = 0
+    precision: str = "auto"
+    gradient_checkpointing: str | bool = "auto"
+    merge: bool = False
+    track: bool = True
+    tracking_uri: str | None = None
+    experiment_name: str = "piilab"
+    run_name: str | None = None
+    progress: bool = True
+
+    def __post_init__(self):
+        if isinstance(self.lora_target_modules, list | str):
+            modules = (self.lora_target_modules if isinstance(self.lora_target_modules, list)
+                       else [self.lora_target_modules])
+            object.__setattr__(self, "lora_target_modules", tuple(modules))
+        if self.precision not in ("auto", "fp32", "bf16", "fp16"):
+            raise ConfigError("precision must be one of auto, fp32, bf16, fp16")
+        if self.gradient_checkpointing not in ("auto", True, False):
+            raise ConfigError("gradient_checkpointing must be auto, true or false")
+        if self.max_steps <= 0 and self.num_train_epochs <= 0:
+            raise ConfigError("set max_steps > 0 or num_train_epochs > 0")
+        for key in ("per_device_train_batch_size", "gradient_accumulation_steps", "max_length",
+                    "lora_r", "logging_steps"):
+            if int(getattr(self, key)) < 1:
+                raise ConfigError(f"{key} must be at least 1")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> TrainConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown configuration key(s): {', '.join(unknown)}")
+        if "model" not in values:
+            raise ConfigError("the configuration needs 'model' (a hub id or a local path)")
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["lora_target_modules"] = list(self.lora_target_modules)
+        return out
+
+    def replace(self, **changes: Any) -> TrainConfig:
+        return TrainConfig.from_mapping({**self.to_dict(), **changes})
+
+
+def load_config(path: str | os.PathLike, **overrides: Any) -> TrainConfig:
+    """Read a JSON or TOML configuration file; `overrides` (not None) win.
+
+    Relative ``data_dir``/``output_dir`` are kept as written (relative to the
+    working directory, like every path the CLI takes).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    try:
+        values = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: malformed configuration ({exc})") from None
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: the configuration must be an object")
+    values = {k: v for k, v in values.items() if not k.startswith("_")}  # "_comment" keys
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return TrainConfig.from_mapping(values)
+
+
+# ---------------------------------------------------------------------------
+# Hardware
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What `resolve_hardware` decided: device, precision, checkpointing."""
+
+    device: str  # "cuda" or "cpu"
+    precision: str  # "fp32", "bf16" or "fp16"
+    gradient_checkpointing: bool
+
+    @property
+    def dtype_name(self) -> str:
+        """The dtype the base weights are loaded in."""
+        return {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}[self.precision]
+
+
+def resolve_hardware(precision: str = "auto", gradient_checkpointing: str | bool = "auto",
+                     ) -> Hardware:
+    """Choose precision and activation checkpointing for this machine (see module doc)."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    if precision == "auto":
+        if not cuda:
+            precision = "fp32"
+        elif torch.cuda.is_bf16_supported(including_emulation=False):
+            precision = "bf16"
+        else:
+            precision = "fp16"
+    if precision in ("bf16", "fp16") and not cuda:
+        raise ConfigError(f"precision {precision} needs a CUDA GPU; use fp32 or auto on a CPU")
+    if gradient_checkpointing == "auto":
+        gradient_checkpointing = cuda
+    return Hardware("cuda" if cuda else "cpu", precision, bool(gradient_checkpointing))
+
+
+# ---------------------------------------------------------------------------
+# Data version and records
+# ---------------------------------------------------------------------------
+
+
+def data_version(config: TrainConfig, records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Generator version, manifest hash (when the data directory has one) and the
+    hash of the training records actually used."""
+    manifest = Path(config.data_dir) / "manifest.json"
+    info = {"generator_version": GENERATOR_VERSION,
+            "train_records_sha256": hashlib.sha256(split_bytes(records)).hexdigest()}
+    if manifest.exists():
+        raw = manifest.read_bytes()
+        info["manifest_sha256"] = hashlib.sha256(raw).hexdigest()
+        info["generator_version"] = str(json.loads(raw).get("generator_version", GENERATOR_VERSION))
+    return info
+
+
+def _load_records(config: TrainConfig) -> list[dict]:
+    path = Path(config.data_dir) / f"{config.train_split}.jsonl"
+    if not path.exists():
+        raise ConfigError(f"{path}: file not found (generate the data with `piilab generate`)")
+    return read_jsonl(path)
+
+
+# ---------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """Where a run wrote its outputs, its metrics (numbers only), and the trained
+    PEFT model and tokenizer, still in memory (ready for `piilab.inference`)."""
+
+    output_dir: Path
+    adapter_dir: Path
+    merged_dir: Path | None
+    metrics: dict[str, Any]
+    loss_history: tuple[tuple[int, float], ...]
+    loss_mask: dict[str, Any]
+    tracking_uri: str | None
+    run_id: str | None
+    hardware: Hardware = field(default_factory=lambda: Hardware("cpu", "fp32", False))
+    model: Any = field(default=None, repr=False, compare=False)
+    tokenizer: Any = field(default=None, repr=False, compare=False)
+    #: False in the other processes of a multi-GPU run (they write no files).
+    main_process: bool = True
+
+
+def _numeric(logs: Mapping[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in logs.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def _make_callback(tracker, log_path: Path, history: list[tuple[int, float]], main: bool):
+    from transformers import TrainerCallback
+
+    class MetricsCallback(TrainerCallback):
+        """Collects the loss curve; tracks and logs numeric log values only."""
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            values = _numeric(logs or {})
+            if "loss" in values:
+                history.append((int(state.global_step), values["loss"]))
+            if main and values:
+                tracker.log_metrics(values, step=int(state.global_step))
+                line = json.dumps({"step": int(state.global_step), **values}, sort_keys=True)
+                with log_path.open("a", encoding="utf-8") as fh:
+                    fh.write(line + "\n")
+
+    return MetricsCallback()
+
+
+def _hyperparameters(config: TrainConfig, hw: Hardware) -> dict[str, Any]:
+    keys = ("model", "train_split", "max_train_records", "lora_r", "lora_alpha", "lora_dropout",
+            "lora_target_modules", "max_steps", "num_train_epochs", "learning_rate",
+            "per_device_train_batch_size", "gradient_accumulation_steps", "max_length",
+            "drop_truncated", "warmup_steps", "lr_scheduler_type", "weight_decay", "seed", "merge")
+    params = {k: getattr(config, k) for k in keys}
+    params.update(device=hw.device, precision=hw.precision,
+                  gradient_checkpointing=hw.gradient_checkpointing)
+    return params
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A trainer ready to run: what `build_trainer` returns and `train` runs."""
+
+    config: TrainConfig
+    hardware: Hardware
+    trainer: Any = field(repr=False)
+    tokenizer: Any = field(repr=False)
+    records: tuple = field(repr=False)
+    report: Any = field(repr=False)  # piilab.sft.LossMaskReport
+
+    @property
+    def main_process(self) -> bool:
+        """True in the process that writes files and tracks (rank 0)."""
+        return self.trainer.args.process_index == 0
+
+
+def build_trainer(config: TrainConfig | Mapping[str, Any],
+                  records: Iterable[Mapping[str, Any]] | None = None) -> PreparedRun:
+    """Steps 1-3 of `train`, without training: records, the loss-mask check, the
+    model in its precision, the LoRA configuration and the `SFTTrainer`.
+
+    Raises `piilab.sft.LossMaskError` when an example cannot be trained correctly
+    (see `prepare_training_dataset`), before any model is loaded.
+    """
+    import torch
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    if not isinstance(config, TrainConfig):
+        config = TrainConfig.from_mapping(config)
+    hw = resolve_hardware(config.precision, config.gradient_checkpointing)
+    records = list(records) if records is not None else _load_records(config)
+    if config.max_train_records is not None:
+        records = records[: config.max_train_records]
+    if not records:
+        raise ConfigError("no training records")
+
+    # 1-2. Tokenizer, examples, and the loss-mask check (every process does it: cheap
+    # and deterministic, and each needs the dataset).
+    tokenizer = AutoTokenizer.from_pretrained(config.model)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    dataset, report = prepare_training_dataset(tokenizer, records, config.max_length,
+                                               drop_truncated=config.drop_truncated)
+
+    # 3. The model, in the precision chosen for this hardware, and its trainer.
+    model = AutoModelForCausalLM.from_pretrained(config.model, dtype=getattr(torch, hw.dtype_name))
+    peft_config = LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        # PEFT's shortcut "all-linear" is a string; module names go as a list.
+        target_modules="all-linear" if config.lora_target_modules == ("all-linear",)
+        else list(config.lora_target_modules),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    args = SFTConfig(
+        output_dir=str(Path(config.output_dir) / "trainer"),
+        max_steps=config.max_steps,
+        num_train_epochs=config.num_train_epochs,
+        learning_rate=config.learning_rate,
+        per_device_train_batch_size=config.per_device_train_batch_size,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        max_length=config.max_length,
+        completion_only_loss=True,  # the labels already say so; explicit for every TRL 1.x
+        warmup_steps=config.warmup_steps,
+        lr_scheduler_type=config.lr_scheduler_type,
+        weight_decay=config.weight_decay,
+        seed=config.seed,
+        data_seed=config.seed,
+        bf16=hw.precision == "bf16",
+        fp16=hw.precision == "fp16",
+        use_cpu=hw.device == "cpu",
+        **_checkpointing_args(SFTConfig, hw.gradient_checkpointing),
+        logging_steps=config.logging_steps,
+        save_strategy="no",
+        eval_strategy="no",
+        report_to="none",  # tracking is ours, through piilab.tracking (no config dumps)
+        disable_tqdm=not config.progress,
+        ddp_find_unused_parameters=False,
+        dataloader_num_workers=0,
+    )
+    trainer = SFTTrainer(model=model, args=args, train_dataset=dataset,
+                         processing_class=tokenizer, peft_config=peft_config)
+    return PreparedRun(config, hw, trainer, tokenizer, tuple(records), report)
+
+
+def train(config: TrainConfig | Mapping[str, Any],
+          records: Iterable[Mapping[str, Any]] | None = None) -> TrainResult:
+    """Fine-tune a LoRA adapter as `config` says; return a `TrainResult`.
+
+    `records` replaces the data directory's training split (the course passes
+    in-memory records in tests and exercises). Raises `piilab.sft.LossMaskError`
+    when an example cannot be trained correctly (see `prepare_training_dataset`).
+    """
+    run = build_trainer(config, records)
+    config, out, main = run.config, Path(run.config.output_dir), run.main_process
+    version = data_version(config, run.records)
+    report = run.report
+    counts = {"n_train_records": len(run.records),
+              "n_train_examples": len(run.trainer.train_dataset),
+              "n_truncated": len(report.truncated),
+              "n_dropped": len(run.records) - len(run.trainer.train_dataset),
+              "loss_mask_checked": report.checked,
+              "tokens_total_max": report.lengths["total"]["max"],
+              "tokens_total_mean": report.lengths["total"]["mean"]}
+
+    # Files and tracking on the main process only (under `accelerate launch` there is one
+    # process per GPU).
+    tracker = open_tracker(None, out, enabled=False)
+    if main:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "train.log").write_text(json.dumps({"counts": counts}, sort_keys=True) + "\n",
+                                       encoding="utf-8")
+        tracker = open_tracker(config.tracking_uri, out, experiment=config.experiment_name,
+                               run_name=config.run_name, enabled=config.track,
+                               tags={"piilab_version": __version__,
+                                     **{f"data.{k}": v for k, v in version.items()}})
+    try:
+        tracker.log_params(_hyperparameters(config, run.hardware))
+        tracker.log_params(counts)
+        result = _fit_and_save(run, out, tracker, main, version, counts)
+    except BaseException:
+        tracker.close("FAILED")
+        raise
+    tracker.close("FINISHED")
+    return result
+
+
+def _fit_and_save(run: PreparedRun, out: Path, tracker, main: bool, version: dict,
+                  counts: dict) -> TrainResult:
+    """Step 4 of `train`: the loop, then the files of the run."""
+    trainer, config, hw = run.trainer, run.config, run.hardware
+    history: list[tuple[int, float]] = []
+    trainer.add_callback(_make_callback(tracker, out / "train.log", history, main))
+    logger.info("training on %d examples (%d dropped as truncated)", counts["n_train_examples"],
+                counts["n_dropped"])
+    t0 = time.perf_counter()
+    output = trainer.train()
+    wall = time.perf_counter() - t0
+
+    # Save (main process), after every process has finished its steps.
+    trainer.accelerator.wait_for_everyone()
+    adapter_dir, merged_dir = out / "adapter", None
+    tokens_seen = float(getattr(trainer, "_total_train_tokens", 0))  # TRL's non-pad token count
+    metrics = {
+        **_numeric(output.metrics),
+        "train_wall_s": round(wall, 3),
+        "train_tokens": tokens_seen,
+        "train_tokens_per_s": round(tokens_seen / wall, 1) if wall > 0 else 0.0,
+        "global_step": int(output.global_step),
+        "loss_first": history[0][1] if history else float("nan"),
+        "loss_last": history[-1][1] if history else float("nan"),
+        **counts,
+    }
+    if main:
+        trainer.model.save_pretrained(adapter_dir)
+        if config.merge:
+            merged_dir = _merge(config.model, adapter_dir, out / "merged", hw, run.tokenizer)
+        _write_json(out / "train_config.json", {
+            "config": config.to_dict(), "hardware": dataclasses.asdict(hw),
+            "data": version, "piilab_version": __version__, "packages": package_versions()})
+        _write_json(out / "loss_mask.json", run.report.to_dict())
+        _write_json(out / "metrics.json", {**metrics, "loss_history": history})
+        tracker.log_metrics({k: v for k, v in metrics.items()
+                             if k.startswith(("train", "loss", "global"))})
+    trainer.accelerator.wait_for_everyone()
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    model.eval()
+    return TrainResult(out, adapter_dir, merged_dir, metrics, tuple(history),
+                       run.report.to_dict(), tracker.uri, tracker.run_id, hw, model,
+                       run.tokenizer, main)
+
+
+def _checkpointing_args(config_class, enabled: bool) -> dict[str, Any]:
+    """Activation checkpointing on or off. transformers 5 renamed the option
+    (``gradient_checkpointing`` -> ``activation_checkpointing``); TRL's default for
+    the old name is True, so the value is always given explicitly."""
+    names = {f.name for f in dataclasses.fields(config_class)}
+    name = "activation_checkpointing" if "activation_checkpointing" in names \
+        else "gradient_checkpointing"
+    # Non-reentrant checkpointing works with frozen base weights (LoRA) and under DDP.
+    return {name: enabled, f"{name}_kwargs": {"use_reentrant": False} if enabled else None}
+
+
+def _merge(model_id: str, adapter_dir: Path, merged_dir: Path, hw: Hardware, tokenizer) -> Path:
+    """Load a fresh base model, apply the saved adapter, merge it in and save."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(model_id, dtype=getattr(torch, hw.dtype_name))
+    merged = PeftModel.from_pretrained(base, adapter_dir).merge_and_unload()
+    merged.save_pretrained(merged_dir)
+    tokenizer.save_pretrained(merged_dir)
+    return merged_dir
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    atomic_write(path, (json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n").encode())
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the training stack (for run records)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("torch", "transformers", "trl", "peft", "datasets", "accelerate",
+                 "mlflow-skinny", "tokenizers"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out

@@ -1,0 +1,214 @@
+"""Batched generation and predictions files (`piilab.inference`, chapter 07).
+
+The model is the tiny offline model: untrained (its outputs are noise, which is all
+these tests need) or with a random LoRA adapter saved to disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from piilab.inference import make_prediction, parse_flag
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """One intra-op thread: the tiny model gains nothing from more, and on a shared,
+    oversubscribed CI runner two spinning threads make each step several times slower."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_importing_inference_stays_standard_library_only():
+    code = ("import sys, piilab.inference\n"
+            "heavy = [m for m in ('torch', 'transformers', 'peft', 'numpy') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_think_blocks_in_raw_output_are_handled_by_the_parse_rule():
+    source = "고객 김가상 님"
+    assert parse_flag("<think>names...</think>PERSON\t김가상", source)
+    assert make_prediction("r1", "<think>\n\n</think>\n\n", source)["parse_success"]
+    assert not parse_flag("<think>still thinking", source)
+
+
+# --- everything below needs the train extra -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory, corpus):
+    pytest.importorskip("transformers")
+    from piilab.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny"), corpus["train"], seed=0)
+
+
+@pytest.fixture(scope="module")
+def loaded(tiny_dir):
+    from piilab.inference import load_for_inference
+
+    return load_for_inference(tiny_dir)
+
+
+@pytest.fixture(scope="module")
+def adapter_dir(tiny_dir, tmp_path_factory):
+    """A LoRA adapter with random (nonzero) weights, saved like a trained one."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(tiny_dir)
+    torch.manual_seed(0)
+    peft_model = get_peft_model(base, LoraConfig(r=4, target_modules=["q_proj", "v_proj"],
+                                                 init_lora_weights=False))
+    out = tmp_path_factory.mktemp("adapter")
+    peft_model.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory, corpus):
+    from piilab.dataset import split_bytes
+
+    out = tmp_path_factory.mktemp("data")
+    (out / "test.jsonl").write_bytes(split_bytes(corpus["test"][:10]))
+    return out
+
+
+@pytest.mark.train
+def test_batched_left_padded_generation_equals_one_by_one(loaded, corpus):
+    from piilab.inference import generate
+
+    model, tokenizer = loaded
+    texts = [r["source_text"] for r in corpus["test"][:6]]
+    batched = generate(model, tokenizer, texts, batch_size=6, max_new_tokens=12)
+    single = generate(model, tokenizer, texts, batch_size=1, max_new_tokens=12)
+    assert batched.outputs == single.outputs
+    assert len(batched.outputs) == 6 and all(isinstance(o, str) for o in batched.outputs)
+    assert 0 < batched.new_tokens <= 6 * 12
+    assert batched.tokens_per_second > 0
+
+
+@pytest.mark.train
+def test_outputs_come_back_in_input_order(loaded, corpus):
+    from piilab.inference import generate
+
+    model, tokenizer = loaded
+    texts = [r["source_text"] for r in corpus["test"][:5]]
+    forward = generate(model, tokenizer, texts, batch_size=2, max_new_tokens=6).outputs
+    backward = generate(model, tokenizer, texts[::-1], batch_size=2, max_new_tokens=6).outputs
+    assert list(forward) == list(backward[::-1])
+
+
+@pytest.mark.train
+def test_generation_stops_at_the_end_of_turn_token(loaded):
+    from piilab.inference import _stop_ids
+    from piilab.tiny import END_OF_TURN
+
+    model, tokenizer = loaded
+    assert tokenizer.convert_tokens_to_ids(END_OF_TURN) in _stop_ids(model, tokenizer)
+
+
+@pytest.mark.train
+def test_prompt_is_rendered_as_in_training(loaded, corpus):
+    from piilab.inference import prompt_ids
+    from piilab.sft import tokenize_example
+
+    _, tokenizer = loaded
+    record = corpus["test"][0]
+    tok = tokenize_example(tokenizer, record)
+    assert prompt_ids(tokenizer, record["source_text"]) == list(tok.input_ids[: tok.prompt_tokens])
+
+
+@pytest.mark.train
+def test_templates_are_asked_not_to_think(tiny_dir):
+    from transformers import AutoTokenizer
+
+    from piilab.inference import prompt_ids
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_dir)
+    tokenizer.chat_template += ("{%- if add_generation_prompt and enable_thinking is defined "
+                                "and not enable_thinking -%}{{ '<think></think>' }}{%- endif -%}")
+    assert tokenizer.decode(prompt_ids(tokenizer, "x")).endswith("assistant\n<think></think>")
+
+
+@pytest.mark.train
+def test_predictions_file_is_valid_and_evaluated(loaded, corpus, tmp_path):
+    from piilab.dataset import read_jsonl
+    from piilab.evaluation import evaluate
+    from piilab.inference import predict_records, write_predictions
+
+    model, tokenizer = loaded
+    records = corpus["test"][:8]
+    predictions = predict_records(model, tokenizer, records, batch_size=4, max_new_tokens=8)
+    path = tmp_path / "preds.jsonl"
+    assert write_predictions(path, predictions) == 8
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    rows = read_jsonl(path)
+    assert [r["id"] for r in rows] == [r["id"] for r in records]
+    for row, record in zip(rows, records, strict=True):
+        assert set(row) == {"id", "output", "parse_success"}
+        assert row["parse_success"] == parse_flag(row["output"], record["source_text"])
+    result = evaluate(records, rows)
+    assert 0.0 <= result["parse"]["success_rate"] <= 1.0
+
+
+@pytest.mark.train
+def test_adapter_directory_loads_on_its_base_model(adapter_dir, tiny_dir, corpus):
+    import torch
+    from peft import PeftModel
+
+    from piilab.inference import generate, load_for_inference
+
+    model, tokenizer = load_for_inference(adapter_dir)
+    assert isinstance(model, PeftModel)
+    base, _ = load_for_inference(tiny_dir)
+    ids = torch.tensor([tokenizer("고객 김가상 님")["input_ids"]])
+    with torch.no_grad():
+        assert not torch.allclose(model(ids).logits, base(ids).logits)
+    again, _ = load_for_inference(adapter_dir)
+    texts = [r["source_text"] for r in corpus["test"][:3]]
+    assert (generate(model, tokenizer, texts, max_new_tokens=6).outputs
+            == generate(again, tokenizer, texts, max_new_tokens=6).outputs)
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("which", ["merged", "adapter"])
+def test_cli_predict_then_evaluate(which, tiny_dir, adapter_dir, data_dir, tmp_path, capsys):
+    from piilab.cli import main
+
+    model = tiny_dir if which == "merged" else adapter_dir
+    preds = tmp_path / "preds.jsonl"
+    assert main(["predict", "--model", str(model), "--data-dir", str(data_dir), "--split", "test",
+                 "--out", str(preds), "--max-new-tokens", "8", "--batch-size", "4",
+                 "--no-progress"]) == 0
+    assert "wrote 10 predictions" in capsys.readouterr().out
+    report = tmp_path / "report.json"
+    assert main(["evaluate", "--records", str(data_dir / "test.jsonl"),
+                 "--predictions", str(preds), "--json", str(report)]) == 0
+    assert "entity" in json.loads(report.read_text())
+
+
+@pytest.mark.train
+def test_cli_predict_rejects_a_missing_model_directory(data_dir, tmp_path, capsys):
+    from piilab.cli import main
+
+    assert main(["predict", "--model", str(tmp_path / "nope"), "--data-dir", str(data_dir),
+                 "--out", str(tmp_path / "p.jsonl")]) == 2
+    assert "not a model or adapter directory" in capsys.readouterr().err

@@ -1,0 +1,258 @@
+"""LoRA training with TRL on the tiny offline model (`piilab.train`, chapter 06).
+
+One short CPU run (24 steps) is shared by most tests: its loss must fall, its files
+must be complete, and its adapter and merged model must reload to the same outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from piilab.train import ConfigError, TrainConfig, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """One intra-op thread: the tiny model gains nothing from more, and on a shared,
+    oversubscribed CI runner two spinning threads make each step several times slower."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _mixed(records, n_ko, n_en):
+    ko = [r for r in records if r["language"] == "ko"][:n_ko]
+    en = [r for r in records if r["language"] == "en"][:n_en]
+    return ko + en
+
+
+# --- configuration (no training) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["train_tiny_cpu.json", "train_colab_gpu.json"])
+def test_committed_configs_load(name):
+    config = load_config(REPO / "configs" / name)
+    assert config.max_steps > 0 and config.max_length >= 256
+    assert set(config.lora_target_modules) >= {"q_proj", "v_proj"}
+
+
+def test_colab_config_trains_a_real_instruct_model():
+    assert load_config(REPO / "configs" / "train_colab_gpu.json").model.startswith("Qwen/")
+
+
+def test_toml_config_and_overrides(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('model = "m"\nmax_steps = 5\nlora_target_modules = ["q_proj"]\n')
+    config = load_config(path, max_steps=7, output_dir=None)
+    assert config.max_steps == 7 and config.output_dir == TrainConfig("m").output_dir
+    assert config.lora_target_modules == ("q_proj",)
+    assert tomllib.loads(path.read_text())["model"] == "m"
+
+
+def test_unknown_or_missing_keys_are_named(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"model": "m", "max_seq_length": 512}))
+    with pytest.raises(ConfigError, match="max_seq_length"):
+        load_config(path)
+    path.write_text(json.dumps({"max_steps": 3}))
+    with pytest.raises(ConfigError, match="model"):
+        load_config(path)
+    with pytest.raises(ConfigError):
+        TrainConfig("m", precision="fp8")
+
+
+@pytest.mark.train
+def test_cpu_gets_fp32_and_no_activation_checkpointing():
+    pytest.importorskip("torch")
+    import torch
+
+    from piilab.train import resolve_hardware
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    hw = resolve_hardware()
+    assert (hw.device, hw.precision, hw.gradient_checkpointing) == ("cpu", "fp32", False)
+    with pytest.raises(ConfigError, match="CUDA"):
+        resolve_hardware("bf16")
+
+
+# --- one real training run ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory, corpus):
+    pytest.importorskip("trl")
+    from piilab.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny"), corpus["train"], seed=0)
+
+
+def _config(tiny_dir, out, **changes) -> TrainConfig:
+    base = load_config(REPO / "configs" / "train_tiny_cpu.json", model=str(tiny_dir),
+                       output_dir=str(out), progress=False)
+    return base.replace(**changes)
+
+
+@pytest.fixture(scope="module")
+def run(tiny_dir, tmp_path_factory, corpus):
+    from piilab.train import train
+
+    out = tmp_path_factory.mktemp("run")
+    config = _config(tiny_dir, out, max_steps=24, per_device_train_batch_size=4, merge=True)
+    return train(config, records=_mixed(corpus["train"], 96, 32))
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_loss_falls(run):
+    losses = [loss for _, loss in run.loss_history]
+    assert len(losses) == 24 and run.metrics["global_step"] == 24
+    first, last = sum(losses[:4]) / 4, sum(losses[-4:]) / 4
+    assert last < first - 1.0, (first, last)
+    assert run.metrics["loss_first"] == losses[0] and run.metrics["loss_last"] == losses[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_run_directory_holds_adapter_config_metrics_and_report(run):
+    out = run.output_dir
+    for name in ("adapter/adapter_config.json", "adapter/adapter_model.safetensors",
+                 "merged/model.safetensors", "merged/tokenizer.json", "train_config.json",
+                 "metrics.json", "loss_mask.json", "train.log", "mlflow.db"):
+        assert (out / name).exists(), name
+    saved = json.loads((out / "train_config.json").read_text())
+    assert saved["hardware"] == {"device": "cpu", "precision": "fp32",
+                                 "gradient_checkpointing": False}
+    assert saved["config"]["max_steps"] == 24
+    assert saved["data"]["generator_version"] and saved["data"]["train_records_sha256"]
+    assert {"torch", "transformers", "trl", "peft"} <= set(saved["packages"])
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert len(metrics["loss_history"]) == 24 and metrics["train_tokens_per_s"] > 0
+    assert metrics["n_train_examples"] == 128
+    report = json.loads((out / "loss_mask.json").read_text())
+    assert report["ok"] and report["checked"] == 128
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_adapter_save_and_reload_give_the_same_outputs(run, corpus):
+    import torch
+
+    from piilab.inference import generate, load_for_inference
+
+    reloaded, tokenizer = load_for_inference(run.adapter_dir)
+    texts = [r["source_text"] for r in corpus["test"][:4]]
+    ids = torch.tensor([tokenizer(texts[0])["input_ids"]])
+    with torch.no_grad():
+        assert torch.equal(run.model(ids).logits, reloaded(ids).logits)
+    assert (generate(run.model, run.tokenizer, texts, max_new_tokens=16).outputs
+            == generate(reloaded, tokenizer, texts, max_new_tokens=16).outputs)
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_merged_model_matches_the_adapter(run, corpus):
+    import torch
+
+    from piilab.inference import load_for_inference
+
+    merged, tokenizer = load_for_inference(run.merged_dir)
+    assert not hasattr(merged, "peft_config")
+    ids = torch.tensor([tokenizer(corpus["test"][0]["source_text"])["input_ids"]])
+    with torch.no_grad():
+        torch.testing.assert_close(merged(ids).logits, run.model(ids).logits,
+                                   atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_training_learned_the_row_format(run, corpus):
+    # 24 steps on random weights teach the shape of the answer, not PII detection.
+    from piilab.inference import generate
+
+    outputs = generate(run.model, run.tokenizer, [r["source_text"] for r in corpus["test"][:4]],
+                       max_new_tokens=8).outputs
+    assert any("\t" in o for o in outputs)
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_same_seed_same_adapter_and_cli_entry_point(tiny_dir, tmp_path, corpus, capsys):
+    from safetensors.torch import load_file
+
+    from piilab.cli import main
+    from piilab.dataset import split_bytes
+    from piilab.train import train
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_bytes(split_bytes(_mixed(corpus["train"], 12, 4)))
+    config = _config(tiny_dir, tmp_path / "a", max_steps=3, per_device_train_batch_size=4,
+                     data_dir=str(data), track=False)
+    train(config)
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(config.replace(output_dir=str(tmp_path / "b")).to_dict()))
+    assert main(["train", "--config", str(path)]) == 0
+    assert "trained 3 steps on 16 examples" in capsys.readouterr().out
+    a = load_file(tmp_path / "a" / "adapter" / "adapter_model.safetensors")
+    b = load_file(tmp_path / "b" / "adapter" / "adapter_model.safetensors")
+    assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a)
+
+
+@pytest.mark.train
+def test_trl_trains_on_exactly_the_checked_labels(tiny_dir, tmp_path, corpus):
+    # What the trainer's own dataloader yields, not what we handed it, is compared.
+    from piilab.sft import tokenize_example
+    from piilab.train import build_trainer
+
+    records = _mixed(corpus["train"], 5, 3)
+    negative = next(r for r in corpus["train"] if not r["target_tsv"])
+    records.append(negative)
+    run = build_trainer(_config(tiny_dir, tmp_path / "r", per_device_train_batch_size=9,
+                                track=False), records=records)
+    batch = next(iter(run.trainer.get_train_dataloader()))
+    expected = {tuple(t.input_ids): t.labels
+                for t in (tokenize_example(run.tokenizer, r) for r in records)}
+    assert batch["input_ids"].shape[0] == len(records)
+    for ids, labels, mask in zip(batch["input_ids"].tolist(), batch["labels"].tolist(),
+                                 batch["attention_mask"].tolist(), strict=True):
+        n = sum(mask)
+        assert tuple(ids[:n]) in expected
+        assert tuple(labels[:n]) == expected[tuple(ids[:n])]
+        assert all(x == -100 for x in labels[n:])
+
+
+@pytest.mark.train
+def test_truncated_examples_stop_training_before_it_starts(tiny_dir, tmp_path, corpus):
+    from piilab.sft import LossMaskError
+    from piilab.train import train
+
+    config = _config(tiny_dir, tmp_path / "run", max_length=64, track=False)
+    with pytest.raises(LossMaskError, match="truncat"):
+        train(config, records=corpus["train"][:8])
+    assert not (tmp_path / "run" / "adapter").exists()
+
+
+@pytest.mark.train
+def test_cli_reports_configuration_errors(tmp_path, capsys):
+    from piilab.cli import main
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"model": "m", "tokenizer": "x"}))
+    assert main(["train", "--config", str(path)]) == 2
+    assert "tokenizer" in capsys.readouterr().err
