@@ -47,6 +47,11 @@ _EXPORTS: dict[str, str] = {
     # fine-tuning (chapter 06)
     "build_messages": "piilab.sft",
     "check_loss_mask": "piilab.sft",
+    # token classification (chapter 08)
+    "spans_to_bioes": "piilab.bioes",
+    "bioes_to_spans": "piilab.bioes",
+    "span_scores": "piilab.bioes",
+    "load_taxonomy": "piilab.taxonomy",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -24,8 +24,9 @@ Think blocks: templates that read ``enable_thinking`` are asked not to think
 (`piilab.sft.CHAT_TEMPLATE_KWARGS`, the same as in training); a model that
 thinks anyway keeps its ``<think>...</think>`` text in ``output``, which is the
 raw model output, and the parser removes complete blocks (SPEC section 3). An
-unclosed block (the model ran out of ``max_new_tokens`` while thinking) is a
-parse failure, as it should be.
+unclosed ``<think>`` (the model ran out of ``max_new_tokens`` while thinking) is
+left as text: its prose lines are ignored, but a ``TYPE<TAB>VALUE`` line inside it
+is still a row, as for any other line.
 
 The generation functions import torch and transformers when called, so
 ``import piilab.inference`` stays standard-library only. Nothing here prints

@@ -80,13 +80,14 @@ _DIGITS = frozenset("0123456789")
 # `\s` in a str pattern matches exactly the characters `str.isspace()` accepts
 # (both use the same Unicode whitespace table; a test checks every code point).
 #: The shape of a numeric variant: digit groups joined by 1-3 non-digit characters.
-_NUMERIC_VARIANT = re.compile(r"[0-9]+(?:[\s./-]{1,3}[0-9]+)*")
+#: Searched (not only fully matched), it finds the digit runs: the greedy
+#: repetition stops at a gap of 4 or more, so every match is a whole run.
+#: (``[0-9][0-9]*`` means ``[0-9]+``; written so, the pattern opens with a plain
+#: character class, which lets `re` skip in C to the next digit instead of
+#: trying a match at every position: several times faster on ordinary text.)
+_NUMERIC_VARIANT = re.compile(r"[0-9][0-9]*(?:[\s./-]{1,3}[0-9]+)*")
 #: A numeric value: digits, whitespace and separators, at least one digit.
 _NUMERIC_VALUE = re.compile(r"[\s./-]*[0-9][0-9\s./-]*")
-#: Digits, whitespace and separators from a digit to a digit: one or more digit runs.
-_DIGIT_STRETCH = re.compile(r"[0-9](?:[0-9\s./-]*[0-9])?")
-#: A gap too long for a variant: it separates two digit runs.
-_LONG_GAP = re.compile(r"[\s./-]{4,}")
 #: The gaps between the groups of a run, captured so that `split` keeps them.
 _GAP = re.compile(r"([\s./-]+)")
 _NON_DIGITS = re.compile(r"[^0-9]+")
@@ -156,8 +157,10 @@ def person_variants(value: str) -> tuple[str, ...]:
     chars = "".join(value.split())
     if len(chars) not in PERSON_VARIANT_SIZES:
         return ()
-    # The four PERSON_JOINERS, spelled out (this runs for every PERSON candidate).
-    return (chars, " ".join(chars), "\t".join(chars), "\n".join(chars))
+    # The four PERSON_JOINERS, spelled out (this runs for every PERSON
+    # candidate); the characters are split into a list once, not per join.
+    letters = list(chars)
+    return (chars, " ".join(letters), "\t".join(letters), "\n".join(letters))
 
 
 def spellings(label: str, value: str) -> tuple[str, ...]:
@@ -185,21 +188,13 @@ def digit_runs(source: str) -> Iterator[tuple[int, str]]:
     [(4, '010-1234-5678'), (21, '12'), (27, '34')]
     """
     position = 0
-    # Stretches (digit to digit, any gaps) via `findall`, cheaper than match
-    # objects; each stretch starts at the next digit after the previous one,
-    # so `find` from there recovers its offset.
-    for stretch in _DIGIT_STRETCH.findall(source):
-        start = source.find(stretch, position)
-        position = start + len(stretch)
-        if stretch.isdigit() or not _LONG_GAP.search(stretch):
-            yield start, stretch
-            continue
-        # A gap of 4 or more characters ends a run.
-        for index, part in enumerate(_LONG_GAP.split(stretch)):
-            if index:
-                start = source.find(part, start)
-            yield start, part
-            start += len(part)
+    # The runs' texts via `findall`, cheaper than match objects. Each run
+    # starts at the first digit after the previous run, so `find` from there
+    # recovers its offset.
+    for run in _NUMERIC_VARIANT.findall(source):
+        start = source.find(run, position)
+        yield start, run
+        position = start + len(run)
 
 
 def numeric_spans(source: str, digit_keys: Collection[str]) -> list[tuple[int, int]]:
@@ -214,28 +209,31 @@ def numeric_spans(source: str, digit_keys: Collection[str]) -> list[tuple[int, i
 
     >>> numeric_spans("tel 010 1234-5678, 12345", {"12345678", "1234"})
     [(8, 12), (8, 17)]
-
-    Cost: one pass over the source for its digit runs. Inside a run of several
-    groups, a few keys are each searched in the run's digits; many keys are
-    looked up instead for each stretch of consecutive groups no longer than
-    the longest key. Either way the work per run does not grow with the
-    length of the document.
     """
-    if not digit_keys:
-        return []
+    return sorted(_numeric_matches(source, digit_keys)) if digit_keys else []
+
+
+def _numeric_matches(source: str, digit_keys: Collection[str]) -> Iterator[tuple[int, int]]:
+    """The spans of `numeric_spans`, in no particular order (`digit_keys` nonempty).
+
+    Cost: one pass over the source for its digit runs. A run of one group is
+    its own only candidate: one look-up. Inside a run of several groups, a
+    few keys are each searched in the run's digits; many keys are looked up
+    instead for each stretch of consecutive groups no longer than the
+    longest key. Either way the work per run does not grow with the length
+    of the document.
+    """
     many_keys = len(digit_keys) > _FEW_KEYS
-    max_digits = max(map(len, digit_keys))
-    spans: list[tuple[int, int]] = []
-    for run_start, text in digit_runs(source):
-        if text.isdigit():  # one group: the run itself is the only candidate
-            if text in digit_keys:
-                spans.append((run_start, run_start + len(text)))
+    max_digits = max(map(len, digit_keys)) if many_keys else 0
+    for match in _NUMERIC_VARIANT.finditer(source):  # the digit runs
+        run = match.group()
+        if run.isdigit():  # one group (the usual case)
+            if run in digit_keys:
+                yield match.span()
         elif many_keys:
-            spans += _group_stretches(text, run_start, digit_keys, max_digits)
+            yield from _group_stretches(run, match.start(), digit_keys, max_digits)
         else:
-            spans += _keys_in_run(text, run_start, digit_keys)
-    spans.sort()
-    return spans
+            yield from _keys_in_run(run, match.start(), digit_keys)
 
 
 #: Up to this many keys, `numeric_spans` searches each key in a run's digits.
@@ -246,19 +244,21 @@ def _keys_in_run(text: str, run_start: int, digit_keys: Iterable[str]) -> list[t
     """Search each key in the digits of one run; keep hits that start and end on group edges."""
     digits = digit_sequence(text)
     found: list[tuple[int, int]] = []
+    if digits in digit_keys:  # the whole run (the usual case)
+        found.append((run_start, run_start + len(text)))
     edges = None
     for key in digit_keys:
+        # Only a shorter key can occur inside the run (`in` is a cheap first test).
+        if len(key) >= len(digits) or key not in digits:
+            continue
+        if edges is None:
+            edges = _group_edges(text, run_start)
+        starts, ends = edges
         hit = digits.find(key)
         while hit != -1:
             stop = hit + len(key)
-            if hit == 0 and stop == len(digits):  # the whole run (the usual case)
-                found.append((run_start, run_start + len(text)))
-            else:
-                if edges is None:
-                    edges = _group_edges(text, run_start)
-                starts, ends = edges
-                if hit in starts and stop in ends:
-                    found.append((starts[hit], ends[stop]))
+            if hit in starts and stop in ends:
+                found.append((starts[hit], ends[stop]))
             hit = digits.find(key, hit + 1)
     return found
 
@@ -418,12 +418,12 @@ class PatternTable(NamedTuple):
                     # (the literal, if it is one of them, keeps its better rank)
                     if rank + _VARIANT < spelling_rank.get(variant, _NO_RANK):
                         spelling_rank[variant] = rank + _VARIANT
-            if value[0] in _NUMERIC_START:
+            if value[0] in _NUMERIC_START:  # (a cheap test first: most values are not numeric)
                 key = _numeric_key(value)
                 if key is not None:
                     if rank + _VARIANT < digit_rank.get(key, _NO_RANK):
                         digit_rank[key] = rank + _VARIANT
-                    if _NUMERIC_VARIANT.fullmatch(value):
+                    if _has_variant_shape(value, key):
                         # Its literal is also one of its numeric variants: the
                         # digit-run pass finds it, so it needs no search of its own.
                         continue
@@ -448,8 +448,11 @@ class PatternTable(NamedTuple):
         spelling; its owner gives the label.
         """
         # 1. For every start, the end of the longest match starting there.
-        #    `numeric_spans` is sorted by (start, end): `dict` keeps the longest.
-        longest = dict(numeric_spans(source, self.digit_rank)) if self.digit_rank else {}
+        longest: dict[int, int] = {}
+        if self.digit_rank:
+            for start, end in _numeric_matches(source, self.digit_rank):
+                if end > longest.get(start, -1):
+                    longest[start] = end
         if len(self.searched) <= _FEW_SPELLINGS:
             _find_each(source, self.searched, longest)
         else:
@@ -488,6 +491,15 @@ def _numeric_key(value: str) -> str | None:
     return _NON_DIGITS.sub("", value) if _NUMERIC_VALUE.fullmatch(value) else None
 
 
+def _has_variant_shape(value: str, key: str) -> bool:
+    """`is_numeric_variant(value)` for a numeric value whose digits are `key`."""
+    # Shortcut: a value that starts and ends with a digit and has at most 3
+    # non-digit characters in all cannot hold a gap of 4 or more.
+    if value[0] in _DIGITS and value[-1] in _DIGITS and len(value) - len(key) <= 3:
+        return True
+    return _NUMERIC_VARIANT.fullmatch(value) is not None
+
+
 def _keep_if_longer(source: str, start: int, end: int, longest: dict[int, int]) -> None:
     """Record ``source[start:end]`` if it respects the boundaries and beats the match there."""
     if end > longest.get(start, -1) and within_boundaries(source, start, end):
@@ -498,10 +510,12 @@ def _find_each(source: str, searched: Iterable[str], longest: dict[int, int]) ->
     """A few spellings: search each one (all its occurrences) with `str.find`."""
     size = len(source)
     for spelling in searched:
+        start = source.find(spelling)
+        if start == -1:  # (an absent spelling costs one pass and nothing more)
+            continue
         # Only a spelling that starts (ends) with a digit can break a boundary.
         check_start = spelling[0] in _DIGITS
         check_end = spelling[-1] in _DIGITS
-        start = source.find(spelling)
         while start != -1:
             end = start + len(spelling)
             if not (

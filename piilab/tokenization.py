@@ -178,8 +178,9 @@ def normalize_candidates(
             raise TypeError(f"candidate {index}: type and value must be strings")
         label = label.strip().upper()
         if label not in LABEL_PRIORITY:
+            # The type is not echoed: with swapped columns it would be a value.
             raise ValueError(
-                f"candidate {index}: unknown PII type {label!r} "
+                f"candidate {index}: type is not a PII label "
                 f"(expected one of {', '.join(LABELS)})"
             )
         value = unicodedata.normalize("NFC", value).strip()

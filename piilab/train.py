@@ -223,13 +223,19 @@ def resolve_hardware(precision: str = "auto", gradient_checkpointing: str | bool
 # ---------------------------------------------------------------------------
 
 
-def data_version(config: TrainConfig, records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Generator version, manifest hash (when the data directory has one) and the
-    hash of the training records actually used."""
+def data_version(config: TrainConfig, records: Sequence[Mapping[str, Any]], *,
+                 from_data_dir: bool = True) -> dict[str, str]:
+    """Generator version, manifest hash (when the records came from a data directory
+    that has one) and the hash of the training records actually used.
+
+    In-memory records (``from_data_dir=False``) are identified by their own hash
+    only: tagging them with the manifest of whatever `config.data_dir` points at
+    would claim a dataset they may not come from.
+    """
     manifest = Path(config.data_dir) / "manifest.json"
     info = {"generator_version": GENERATOR_VERSION,
             "train_records_sha256": hashlib.sha256(split_bytes(records)).hexdigest()}
-    if manifest.exists():
+    if from_data_dir and manifest.exists():
         raw = manifest.read_bytes()
         info["manifest_sha256"] = hashlib.sha256(raw).hexdigest()
         info["generator_version"] = str(json.loads(raw).get("generator_version", GENERATOR_VERSION))
@@ -331,6 +337,7 @@ def build_trainer(config: TrainConfig | Mapping[str, Any],
     import torch
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_callback import PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
     if not isinstance(config, TrainConfig):
@@ -390,6 +397,11 @@ def build_trainer(config: TrainConfig | Mapping[str, Any],
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset,
                          processing_class=tokenizer, peft_config=peft_config)
+    if not config.progress:
+        # Without progress bars transformers adds a callback that prints every log dict
+        # (timings included) to stdout; library code prints nothing, so drop it. Losses
+        # still reach the tracker and train.log through our own callback.
+        trainer.remove_callback(PrinterCallback)
     return PreparedRun(config, hw, trainer, tokenizer, tuple(records), report)
 
 
@@ -403,7 +415,7 @@ def train(config: TrainConfig | Mapping[str, Any],
     """
     run = build_trainer(config, records)
     config, out, main = run.config, Path(run.config.output_dir), run.main_process
-    version = data_version(config, run.records)
+    version = data_version(config, run.records, from_data_dir=records is None)
     report = run.report
     counts = {"n_train_records": len(run.records),
               "n_train_examples": len(run.trainer.train_dataset),

@@ -168,9 +168,15 @@ def test_empty_values_are_dropped_and_duplicates_merged():
 
 
 def test_unknown_type_raises_value_error_without_the_value():
-    with pytest.raises(ValueError, match="NAME") as excinfo:
+    with pytest.raises(ValueError, match="candidate 1: type is not a PII label") as excinfo:
         mask_text("김가상", [("PERSON", "김가상"), ("NAME", "비밀값")])
     assert "비밀값" not in str(excinfo.value)
+    assert "김가상" not in str(excinfo.value)
+
+
+def test_swapped_type_and_value_are_not_echoed():
+    with pytest.raises(ValueError) as excinfo:
+        mask_text("김가상", [("김가상", "PERSON")])
     assert "김가상" not in str(excinfo.value)
 
 

@@ -6,6 +6,8 @@ must be complete, and its adapter and merged model must reload to the same outpu
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import tomllib
@@ -114,7 +116,29 @@ def run(tiny_dir, tmp_path_factory, corpus):
 
     out = tmp_path_factory.mktemp("run")
     config = _config(tiny_dir, out, max_steps=24, per_device_train_batch_size=4, merge=True)
-    return train(config, records=_mixed(corpus["train"], 96, 32))
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        result = train(config, records=_mixed(corpus["train"], 96, 32))
+    _PRINTED["run"] = stdout.getvalue()
+    return result
+
+
+_PRINTED: dict[str, str] = {}
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_training_prints_nothing_to_stdout(run):
+    # progress=False: no log dicts (with timings) from the trainer's printer callback
+    assert _PRINTED["run"] == ""
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_in_memory_records_are_not_tagged_with_a_data_dir_manifest(run):
+    saved = json.loads((run.output_dir / "train_config.json").read_text())
+    assert "manifest_sha256" not in saved["data"]
+    assert saved["data"]["train_records_sha256"]
 
 
 @pytest.mark.slow

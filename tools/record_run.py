@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
+    # The code state is read before training: the run reflects the tree it started from,
+    # whatever is committed while it trains.
+    code_state = git_state()
 
     import torch
 
@@ -109,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         "method": f"LoRA r={config.lora_r} alpha={config.lora_alpha}",
         "data": data,
         "config": config_dict,
-        **git_state(),
+        **code_state,
         "hardware": {**result.hardware.__dict__, "torch_threads": torch.get_num_threads()},
         "packages": package_versions(),
         "train": {k: m[k] for k in ("global_step", "loss_first", "loss_last", "train_loss",

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "piilab.cli.evaluation",
     "piilab.cli.splits",
     "piilab.cli.training",
+    "piilab.cli.ner",
 )
 
 

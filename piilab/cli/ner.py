@@ -1,0 +1,92 @@
+"""`piilab export-ner`: the corpus as BIOES token-classification rows (chapter 08).
+
+    piilab export-ner DIR --tokenizer PATH --out DIR [--split NAME ...]
+                      [--format jsonl|parquet ...] [--skip-misaligned]
+
+A thin layer over `piilab.ner.export_ner_dataset`. Reads the split files of a
+dataset directory, tokenizes every document with the fast tokenizer at PATH
+(a directory such as one written by `piilab.ner.build_tiny_encoder`, or a hub
+id when the hub is reachable), and writes ``SPLIT.jsonl`` and
+``SPLIT.parquet`` (mode 0600: they hold the PII values) plus
+``export_manifest.json`` into the output directory. Every row is built and
+verified before the first file is written.
+
+A record whose gold spans do not align with the tokenizer's tokens stops the
+export (the message names the record id and the span's offsets) unless
+``--skip-misaligned`` is given; skipped records are listed in the manifest.
+Messages name files, record ids, offsets and counts, never text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from piilab.cli import CLIError
+from piilab.dataset import DatasetError, load_dataset_dir
+from piilab.generator import SPLITS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from piilab.ner import EXPORT_FORMATS
+
+    p = subparsers.add_parser(
+        "export-ner", help="export a dataset as BIOES token-classification rows (JSONL, Parquet)")
+    p.add_argument("data_dir", metavar="DIR", help="dataset directory (train/validation/test)")
+    p.add_argument("--tokenizer", required=True, metavar="PATH",
+                   help="fast tokenizer: a local directory or a hub id")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--split", action="append", choices=SPLITS, dest="splits",
+                   help="export only this split (repeatable; default: all)")
+    p.add_argument("--format", action="append", choices=EXPORT_FORMATS, dest="formats",
+                   help="file format (repeatable; default: jsonl and parquet)")
+    p.add_argument("--skip-misaligned", action="store_true",
+                   help="leave out records whose spans end inside a token (listed in the manifest)")
+    p.set_defaults(func=cmd_export_ner)
+
+
+def _load_tokenizer(name: str):
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"{name}: cannot load a tokenizer ({type(exc).__name__})") from None
+    if not getattr(tokenizer, "is_fast", False):
+        raise CLIError(f"{name}: not a fast tokenizer (token offsets are needed)")
+    return tokenizer
+
+
+def cmd_export_ner(args: argparse.Namespace) -> int:
+    from piilab.ner import (
+        EXPORT_FORMATS,
+        MisalignedRecordError,
+        NERDataError,
+        export_ner_dataset,
+    )
+
+    data_dir = Path(args.data_dir)
+    if not data_dir.is_dir():
+        raise CLIError(f"{data_dir}: not a directory")
+    try:
+        splits = load_dataset_dir(data_dir)
+    except DatasetError as exc:
+        raise CLIError(str(exc)) from None
+    chosen = list(dict.fromkeys(args.splits or SPLITS))
+    tokenizer = _load_tokenizer(args.tokenizer)
+    try:
+        manifest = export_ner_dataset(
+            {split: splits[split] for split in chosen}, tokenizer, args.out,
+            formats=args.formats or EXPORT_FORMATS, skip_misaligned=args.skip_misaligned,
+            tokenizer_name=os.fspath(args.tokenizer))
+    except MisalignedRecordError as exc:
+        raise CLIError(f"{exc} (--skip-misaligned leaves such records out)") from None
+    except NERDataError as exc:
+        raise CLIError(str(exc)) from None
+    rows = {split: info["rows"] for split, info in manifest["splits"].items()}
+    skipped = sum(len(entries) for entries in manifest["skipped"].values())
+    print(f"piilab export-ner: {sum(rows.values())} rows "
+          f"({', '.join(f'{split} {n}' for split, n in rows.items())}), "
+          f"{skipped} misaligned records skipped, {len(manifest['files'])} files in {args.out}")
+    return 0
