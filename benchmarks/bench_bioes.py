@@ -10,20 +10,12 @@ encoder tokenizer (batched, Rust), `spans_to_bioes`, `bioes_to_spans`,
 from __future__ import annotations
 
 import argparse
-import time
+
+from _timing import best_cpu
 
 from piilab.bioes import bioes_to_spans, span_scores, spans_to_bioes
 from piilab.generator import generate_dataset
 from piilab.ner import export_row, gold_spans, train_encoder_tokenizer
-
-
-def best_cpu(fn, repeats: int = 3) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.process_time()
-        result = fn()
-        best = min(best, time.process_time() - t0)
-    return best, result
 
 
 def main() -> None:

@@ -10,20 +10,12 @@ Prints CPU seconds and records/s for `audit_splits` (all 2,200 records),
 from __future__ import annotations
 
 import argparse
-import time
+
+from _timing import best_cpu
 
 from piilab.augment import augment_records
 from piilab.generator import generate_dataset
 from piilab.splits import audit_splits, family_split
-
-
-def best_cpu(fn, repeats: int = 3) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.process_time()
-        result = fn()
-        best = min(best, time.process_time() - t0)
-    return best, result
 
 
 def main() -> None:

@@ -33,3 +33,18 @@ def dataset_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("data")
     assert main(["generate", "--out", str(d)]) == 0
     return d
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One intra-op thread: the tiny models gain nothing from more, and on a shared,
+    oversubscribed CI runner two spinning threads make each step several times slower."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -18,20 +18,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from piilab.inference import make_prediction, parse_flag
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """One intra-op thread: the tiny model gains nothing from more, and on a shared,
-    oversubscribed CI runner two spinning threads make each step several times slower."""
-    try:
-        import torch
-    except ImportError:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# One intra-op torch thread for the whole module (see conftest.one_torch_thread).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_importing_inference_stays_standard_library_only():
