@@ -26,7 +26,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml constraints.txt | $(PY)
+$(STAMP): pyproject.toml setup.py piilab/_fastmask.c constraints.txt | $(PY)
 	$(PIP) install --quiet -c constraints.txt -e ".[$(EXTRAS)]"
 	@touch $@
 
@@ -48,7 +48,7 @@ test-fast: install
 	$(VENV)/bin/pytest -q -m "not slow and not browser"
 
 test: install lint
-	$(VENV)/bin/pytest -q -m "not browser"
+	PIILAB_REQUIRE_COMPILED=1 $(VENV)/bin/pytest -q -m "not browser"
 	$(MAKE) --no-print-directory book
 	$(MAKE) --no-print-directory nbval
 	$(MAKE) --no-print-directory browser-deps

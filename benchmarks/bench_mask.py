@@ -10,7 +10,9 @@ five synthetic PII values, one of them mentioned twice. Three ways to produce
 the masked text are timed side by side:
 
 * ``mask_text``: given only the ``(type, value)`` pairs; it has to find every
-  occurrence itself, number the tokens and build the mapping and spans.
+  occurrence itself, number the tokens and build the mapping and spans. It is
+  timed as installed (with the compiled core `piilab._fastmask` where it was
+  built) and, in a row of its own, with the pure-Python reference code.
 * Presidio: ``AnonymizerEngine().anonymize`` given the exact spans
   (``RecognizerResult``s) and one ``replace`` operator; it finds nothing and
   numbers nothing.
@@ -40,6 +42,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import piilab.tokenization as tokenization
 from piilab.tokenization import mask_text
 
 # --- the workload -----------------------------------------------------------
@@ -158,6 +161,23 @@ def mask_text_runner(docs: Sequence[Doc]) -> Runner:
     return run
 
 
+def python_mask_text_runner(docs: Sequence[Doc]) -> Runner | None:
+    """`mask_text` with steps 2-4 in Python (the reference code), even where the core is built."""
+    if tokenization._compiled_core is None:
+        return None  # the row above already is the Python code
+    inputs = [(doc.text, doc.candidates) for doc in docs]
+
+    def run() -> None:
+        core, tokenization._compiled_core = tokenization._compiled_core, None
+        try:
+            for text, candidates in inputs:
+                mask_text(text, candidates)
+        finally:
+            tokenization._compiled_core = core
+
+    return run
+
+
 def slice_mask(text: str, spans: Sequence[tuple[int, int, str]]) -> tuple[str, dict[str, str]]:
     """The lower bound: spans given, sorted and disjoint; cut, number tokens, join."""
     pieces: list[str] = []
@@ -269,20 +289,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"sanity: mask_text finds exactly the planted spans in {check_workload(docs)}/{n_docs}"
           " documents")
 
+    print(f"mask_text runs steps 2-4 with the {tokenization.IMPLEMENTATION} implementation"
+          + (" (piilab._fastmask)" if tokenization.IMPLEMENTATION == "compiled" else ""))
     names = {
         "mask_text": "mask_text (values only)",
+        "python": "  same, pure-Python reference",
         "presidio": "Presidio anonymize (spans given)",
         "slice": "slice replacement (spans given)",
     }
     seconds = best_times(
-        {"mask_text": mask_text_runner, "presidio": presidio_runner, "slice": slice_runner},
+        {
+            "mask_text": mask_text_runner,
+            "python": python_mask_text_runner,
+            "presidio": presidio_runner,
+            "slice": slice_runner,
+        },
         docs,
         repeats,
     )
 
     print()
     print(f"{'method':34} {'docs/s':>9} {'MB/s':>7} {'us/doc':>8}")
-    for key in ("mask_text", "presidio", "slice"):
+    for key in ("mask_text", "python", "presidio", "slice"):
         if key in seconds:
             t = seconds[key]
             print(f"{names[key]:34} {n_docs / t:9.0f} {megabytes / t:7.2f} {t / n_docs * 1e6:8.1f}")
@@ -294,20 +322,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("Presidio is not installed (pip install -e '.[bench]'): comparison skipped")
     print(f"mask_text vs slice:    {seconds['mask_text'] / seconds['slice']:.1f}x the lower bound "
           "(target: at most 5x)")
+    if "python" in seconds:
+        versus = (f"{seconds['presidio'] / seconds['python']:.1f}x faster than Presidio, "
+                  if "presidio" in seconds else "")
+        print(f"pure-Python reference: {versus}"
+              f"{seconds['python'] / seconds['slice']:.1f}x the lower bound, "
+              f"{seconds['python'] / seconds['mask_text']:.1f}x the time of the compiled core")
 
     print()
     print("longer documents: k workload documents joined into one (so the number of")
     print("distinct values grows with the length, too)")
     print(f"{'length':>7} {'docs':>5} {'chars/doc':>10} {'values/doc':>11} "
-          f"{'mask_text us/doc':>17} {'ns/char':>8} {'slice ns/char':>14}")
+          f"{'mask_text us/doc':>17} {'ns/char':>8} {'python ns/char':>15} {'slice ns/char':>14}")
     for k in (1, 10, 100):
         group = [join_docs(docs[i : i + k]) for i in range(0, n_docs - k + 1, k)]
         chars = sum(len(d.text) for d in group)
-        t = best_times({"mask_text": mask_text_runner, "slice": slice_runner}, group, repeats)
+        t = best_times(
+            {"mask_text": mask_text_runner, "python": python_mask_text_runner,
+             "slice": slice_runner},
+            group,
+            repeats,
+        )
+        python = f"{t['python'] / chars * 1e9:>15.1f}" if "python" in t else f"{'-':>15}"
         print(f"{k:>6}x {len(group):>5} {chars / len(group):>10.0f} "
               f"{sum(len(d.candidates) for d in group) / len(group):>11.0f} "
               f"{t['mask_text'] / len(group) * 1e6:>17.1f} {t['mask_text'] / chars * 1e9:>8.1f} "
-              f"{t['slice'] / chars * 1e9:>14.1f}")
+              f"{python} {t['slice'] / chars * 1e9:>14.1f}")
     return 0
 
 

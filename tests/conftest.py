@@ -48,3 +48,24 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module", params=["compiled", "python"])
+def mask_implementation(request):
+    """Run a module's tests once with each implementation of `mask_text` (steps 2-4).
+
+    "compiled" is `piilab._fastmask`; it is skipped where the extension was not
+    built (no C compiler), unless PIILAB_REQUIRE_COMPILED=1 (set by `make test`).
+    """
+    import os
+
+    import piilab.tokenization as tokenization
+
+    if request.param == "compiled" and tokenization._compiled_core is None:
+        if os.environ.get("PIILAB_REQUIRE_COMPILED") == "1":
+            pytest.fail("piilab._fastmask is not built (PIILAB_REQUIRE_COMPILED=1)")
+        pytest.skip("piilab._fastmask is not built here (no C compiler at install time)")
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "python":
+            patch.setattr(tokenization, "_compiled_core", None)
+        yield request.param

@@ -16,7 +16,7 @@ Deliberately not here: grading, storing answers, or anything a chapter should co
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +49,11 @@ def _say(lang: str | None, *, en: str, ja: str) -> str:
 def _as_string_list(
     answer: Any, lang: str | None, what_en: str, what_ja: str
 ) -> list[str] | CheckResult:
-    """`answer` as a list of strings, or a failed CheckResult explaining the expected shape."""
-    if isinstance(answer, str) or not isinstance(answer, Iterable):
+    """`answer` as a list of strings, or a failed CheckResult explaining the expected shape.
+
+    A string, bytes or a mapping is refused as a whole rather than iterated.
+    """
+    if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
         return CheckResult(False, _say(
             lang,
             en=f"expected a list of {what_en} (strings), got {type(answer).__name__}",

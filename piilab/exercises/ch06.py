@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from piilab.exercises import CheckResult, _say
+from piilab.exercises import CheckResult, _as_string_list, _say
 
 __all__ = [
     "TEMPLATES",
@@ -293,21 +293,11 @@ def check_broken_templates(answer: Any, *, lang: str | None = None) -> CheckResu
     Reports, in this order: a wrong shape; an unknown id; an id listed twice; a template that
     trains correctly (with why); broken templates still missing (how many, not which).
     """
-    if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
-        return CheckResult(False, _say(
-            lang,
-            en=f"expected a list of template ids such as ['A'], got {type(answer).__name__}",
-            ja="['A'] のようなテンプレート id のリストを期待していますが、"
-            f"{type(answer).__name__} が渡されました",
-        ))
-    items = list(answer)
-    bad = [item for item in items if not isinstance(item, str)]
-    if bad:
-        return CheckResult(False, _say(
-            lang,
-            en=f"every item must be a string; {bad[0]!r} is a {type(bad[0]).__name__}",
-            ja=f"要素はすべて文字列にしてください。{bad[0]!r} は {type(bad[0]).__name__} です",
-        ))
+    items = _as_string_list(
+        answer, lang, "template ids such as ['A']", "['A'] のようなテンプレート id"
+    )
+    if isinstance(items, CheckResult):
+        return items
     ids = [item.strip().upper() for item in items]
     unknown = [item for item, norm in zip(items, ids, strict=True) if norm not in TEMPLATES]
     if unknown:
