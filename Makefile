@@ -10,7 +10,7 @@ EXTRAS ?= test,book,bench,train
 STAMP  := $(VENV)/.stamp-install
 
 .PHONY: help venv install data verify lint test test-fast book notebooks clean
-.PHONY: book-html nbval browser-deps
+.PHONY: book-html nbval browser-deps asan
 
 help:
 	@echo "make book       build the whole course (data, executed chapters, HTML book)"
@@ -21,6 +21,7 @@ help:
 	@echo "make notebooks  regenerate and execute notebooks/{en,ja}/*.ipynb from book/{en,ja}/*.md"
 	@echo "make nbval      re-run the committed notebooks and compare their outputs (strict)"
 	@echo "make browser-deps  install Debian chromium + fonts-noto-cjk for the browser test"
+	@echo "make asan       memory-check the compiled masking core (gcc sanitizers) on the masking tests"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -92,6 +93,10 @@ browser-deps:
 		echo "browser-deps: no apt-get; install Chromium and Noto CJK fonts, then set PIILAB_CHROMIUM" >&2; \
 		exit 1; \
 	fi
+
+# The compiled masking core under AddressSanitizer/UBSan (needs gcc; not part of `make test`).
+asan: install
+	bash tools/asan_check.sh
 
 clean:
 	rm -rf _build .jupyter_cache .pytest_cache .ruff_cache

@@ -218,6 +218,10 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     PyObject *labels, *span_type;
     if (!PyArg_ParseTuple(args, "O!O!:configure", &PyTuple_Type, &labels, &PyType_Type, &span_type))
         return NULL;
+    if (PyTuple_GET_SIZE(labels) == 0) {
+        PyErr_SetString(PyExc_ValueError, "labels must not be empty");
+        return NULL;
+    }
     PyObject *rank_of = PyDict_New();
     if (rank_of == NULL) return NULL;
     Py_ssize_t person = -1;
@@ -247,8 +251,9 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 
 /* A new Span without running its (frozen dataclass) __init__: the fields go
  * straight into the instance dict, as `tokenization._span` does. */
-static PyObject *new_span(Py_ssize_t start, Py_ssize_t end, PyObject *label, PyObject *token) {
-    PyObject *span = PyBaseObject_Type.tp_new((PyTypeObject *)g_span_type, g_empty_tuple, NULL);
+static PyObject *new_span(PyObject *span_type, Py_ssize_t start, Py_ssize_t end, PyObject *label,
+                          PyObject *token) {
+    PyObject *span = PyBaseObject_Type.tp_new((PyTypeObject *)span_type, g_empty_tuple, NULL);
     if (span == NULL) return NULL;
     PyObject *fields = PyObject_GenericGetDict(span, NULL);
     PyObject *s = PyLong_FromSsize_t(start), *e = PyLong_FromSsize_t(end);
@@ -278,6 +283,11 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "taken must be a set or None");
         return NULL;
     }
+    /* The configuration as it is now, held for the whole call (a `configure`
+     * from Python code run by a set look-up cannot pull it away). */
+    PyObject *labels = Py_NewRef(g_labels), *rank_of = Py_NewRef(g_rank_of);
+    PyObject *span_type = Py_NewRef(g_span_type);
+    const Py_ssize_t variant = g_variant, person = g_person;
 
     PyObject *result = NULL, *pairs = NULL, *token_of = NULL, *mapping = NULL;
     PyObject *pieces = NULL, *spans = NULL;
@@ -295,8 +305,11 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
     Py_ssize_t arena_size = 1;
     for (Py_ssize_t k = 0; k < npairs; k++) {
         PyObject *pair = items[k];
+        /* Exact str only: a subclass could run Python code (a __hash__ in the label
+         * look-up) that changes the pairs after the arena was sized from them. */
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
-            !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0)) || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 1))) {
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)) ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 1))) {
             PyErr_Format(PyExc_TypeError, "pair %zd is not a (label, value) tuple of strings", k);
             goto done;
         }
@@ -316,7 +329,7 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
     Py_ssize_t max_key = 0;
     for (Py_ssize_t k = 0; k < npairs; k++) {
         PyObject *label = PyTuple_GET_ITEM(items[k], 0), *value = PyTuple_GET_ITEM(items[k], 1);
-        PyObject *rank_obj = PyDict_GetItemWithError(g_rank_of, label);
+        PyObject *rank_obj = PyDict_GetItemWithError(rank_of, label);
         if (rank_obj == NULL) {
             if (!PyErr_Occurred())
                 PyErr_Format(PyExc_ValueError, "pair %zd: type is not a PII label", k);
@@ -331,14 +344,14 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
         Entry *literal = table_add(&spellings, v, n, rank);
         if (literal == NULL) goto done;
 
-        if (rank == g_person) { /* PERSON variants: the letters joined by "", " ", "\t", "\n" */
+        if (rank == person) { /* PERSON variants: the letters joined by "", " ", "\t", "\n" */
             Py_UCS4 *letters = free_chars;
             Py_ssize_t m = 0;
             for (Py_ssize_t i = 0; i < n; i++)
                 if (!Py_UNICODE_ISSPACE(v[i])) letters[m++] = v[i];
             if (m >= 2 && m <= 6) {
                 free_chars += m;
-                Entry *e = table_add(&spellings, letters, m, rank + g_variant);
+                Entry *e = table_add(&spellings, letters, m, rank + variant);
                 if (e == NULL) goto done;
                 e->searched = 1;
                 static const Py_UCS4 joiners[3] = {' ', '\t', '\n'};
@@ -348,7 +361,7 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
                         if (i > 0) *free_chars++ = joiners[j];
                         *free_chars++ = letters[i];
                     }
-                    e = table_add(&spellings, joined, 2 * m - 1, rank + g_variant);
+                    e = table_add(&spellings, joined, 2 * m - 1, rank + variant);
                     if (e == NULL) goto done;
                     e->searched = 1;
                 }
@@ -366,7 +379,7 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
             }
             if (numeric && d > 0) {
                 free_chars += d;
-                if (table_add(&digit_keys, digits, d, rank + g_variant) == NULL) goto done;
+                if (table_add(&digit_keys, digits, d, rank + variant) == NULL) goto done;
                 if (d > max_key) max_key = d;
                 /* Its literal is one of its numeric variants: the digit-run walk finds it. */
                 if (variant_shape(v, n)) continue;
@@ -454,7 +467,7 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
     mapping = PyDict_New();
     pieces = PyList_New(0);
     spans = PyList_New(0);
-    next_number = PyMem_Calloc((size_t)g_variant + 1, sizeof(Py_ssize_t));
+    next_number = PyMem_Calloc((size_t)variant + 1, sizeof(Py_ssize_t));
     if (token_of == NULL || mapping == NULL || pieces == NULL || spans == NULL || next_number == NULL) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
@@ -464,21 +477,21 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
         if (best[start] < 0 || start < cursor) continue;
         Py_ssize_t end = best[start], n = end - start;
         const Entry *e = table_find(&spellings, src + start, n, hash_chars(src + start, n));
-        Py_ssize_t rank = e != NULL ? e->rank : 2 * g_variant;
+        Py_ssize_t rank = e != NULL ? e->rank : 2 * variant;
         /* A variant may still lose to a numeric variant of a higher-priority candidate. */
-        if (rank >= g_variant && digit_keys.count > 0 && variant_shape(src + start, n)) {
+        if (rank >= variant && digit_keys.count > 0 && variant_shape(src + start, n)) {
             Py_ssize_t d = 0;
             for (Py_ssize_t i = start; i < end; i++)
                 if (is_digit(src[i])) digit_buf[d++] = src[i];
             const Entry *key = table_find(&digit_keys, digit_buf, d, hash_chars(digit_buf, d));
             if (key != NULL && key->rank < rank) rank = key->rank;
         }
-        if (rank >= 2 * g_variant) {
+        if (rank >= 2 * variant) {
             PyErr_SetString(PyExc_SystemError, "_fastmask: a match without an owner");
             goto done;
         }
-        Py_ssize_t index = rank % g_variant;
-        PyObject *label = PyTuple_GET_ITEM(g_labels, index);
+        Py_ssize_t index = rank % variant;
+        PyObject *label = PyTuple_GET_ITEM(labels, index);
 
         PyObject *spelling = PyUnicode_Substring(source, start, end);
         PyObject *key = spelling ? PyTuple_Pack(2, label, spelling) : NULL;
@@ -518,7 +531,7 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
         Py_DECREF(key);
         Py_DECREF(spelling);
         PyObject *before = PyUnicode_Substring(source, cursor, start);
-        PyObject *span = new_span(start, end, label, token);
+        PyObject *span = new_span(span_type, start, end, label, token);
         int bad = before == NULL || span == NULL || PyList_Append(pieces, before) < 0 ||
                   PyList_Append(pieces, token) < 0 || PyList_Append(spans, span) < 0;
         Py_XDECREF(before);
@@ -545,6 +558,9 @@ static PyObject *mask_core(PyObject *self, PyObject *args) {
     Py_XDECREF(span_tuple);
 
 done:
+    Py_DECREF(labels);
+    Py_DECREF(rank_of);
+    Py_DECREF(span_type);
     Py_XDECREF(pairs);
     Py_XDECREF(token_of);
     Py_XDECREF(mapping);

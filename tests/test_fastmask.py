@@ -156,6 +156,41 @@ def test_repeated_calls_do_not_leak(core, all_records):
     assert grown < 64_000, f"traced memory grew by {grown} bytes over 4,000 calls"
 
 
+def test_str_subclasses_are_refused(core):
+    # A subclass could run Python code (a __hash__) that changes the pairs mid-call.
+    class Label(str):
+        pass
+
+    with pytest.raises(TypeError):
+        core("김가상", [(Label("PERSON"), "김가상")], None)
+    with pytest.raises(TypeError):
+        core("김가상", [("PERSON", Label("김가상"))], None)
+
+
+def test_configure_during_a_call_does_not_change_that_call(core):
+    # A set look-up in `taken` may run Python code; even a `configure` from there
+    # leaves the running call with the labels it started with.
+    from piilab import _fastmask
+
+    class Reconfigure:
+        def __hash__(self):
+            return hash("[PERSON_1]")
+
+        def __eq__(self, other):
+            _fastmask.configure((*LABELS, *(f"X{i}" for i in range(20))), tokenization.Span)
+            return False
+
+    source = "김가상 김 가 상"
+    pairs = normalize_candidates([("PERSON", "김가상")])
+    try:
+        masked, mapping, spans = core(source, pairs, {Reconfigure()})
+    finally:
+        _fastmask.configure(LABELS, tokenization.Span)
+    assert masked == "[PERSON_1] [PERSON_2]"
+    assert mapping == {"[PERSON_1]": "김가상", "[PERSON_2]": "김 가 상"}
+    assert [span.type for span in spans] == ["PERSON", "PERSON"]
+
+
 @pytest.mark.parametrize("setting, expected", [("1", "python"), ("0", None)])
 def test_pure_python_switch(setting, expected):
     code = "import piilab.tokenization as t; print(t.IMPLEMENTATION)"
