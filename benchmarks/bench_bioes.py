@@ -9,21 +9,14 @@ encoder tokenizer (batched, Rust), `spans_to_bioes`, `bioes_to_spans`,
 
 from __future__ import annotations
 
-import argparse
-
-from _timing import best_cpu
+from _timing import best_cpu, scaled_corpus
 
 from piilab.bioes import bioes_to_spans, span_scores, spans_to_bioes
-from piilab.generator import generate_dataset
 from piilab.ner import export_row, gold_spans, train_encoder_tokenizer
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=int, default=1, help="corpus scale (default 1)")
-    args = parser.parse_args()
-    corpus = generate_dataset(scale=args.scale)
-    records = [r for split in corpus.values() for r in split]
+    corpus, records = scaled_corpus(__doc__.splitlines()[0])
     tokenizer = train_encoder_tokenizer(corpus["train"])
     texts = [r["source_text"] for r in records]
 

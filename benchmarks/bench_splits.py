@@ -9,21 +9,14 @@ Prints CPU seconds and records/s for `audit_splits` (all 2,200 records),
 
 from __future__ import annotations
 
-import argparse
-
-from _timing import best_cpu
+from _timing import best_cpu, scaled_corpus
 
 from piilab.augment import augment_records
-from piilab.generator import generate_dataset
 from piilab.splits import audit_splits, family_split
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=int, default=1, help="corpus scale (default 1)")
-    args = parser.parse_args()
-    corpus = generate_dataset(scale=args.scale)
-    records = [r for split in corpus.values() for r in split]
+    corpus, records = scaled_corpus(__doc__.splitlines()[0])
     audit_s, _ = best_cpu(lambda: audit_splits(corpus))
     split_s, resplit = best_cpu(lambda: family_split(records))
     train = resplit["train"]

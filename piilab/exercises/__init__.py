@@ -46,20 +46,28 @@ def _say(lang: str | None, *, en: str, ja: str) -> str:
     return ja if (lang or page_language()) == "ja" else en
 
 
-def _as_string_list(
-    answer: Any, lang: str | None, what_en: str, what_ja: str
-) -> list[str] | CheckResult:
-    """`answer` as a list of strings, or a failed CheckResult explaining the expected shape.
+def _not_a_list(answer: Any, lang: str | None, what_en: str, what_ja: str) -> CheckResult | None:
+    """A failed CheckResult when `answer` is not a list-like answer, else None.
 
-    A string, bytes or a mapping is refused as a whole rather than iterated.
+    A string, bytes or a mapping is refused as a whole rather than iterated. The
+    message reads "expected a list of <what_en>, got <type>" (Japanese: `what_ja`).
     """
     if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
         return CheckResult(False, _say(
             lang,
-            en=f"expected a list of {what_en} (strings), got {type(answer).__name__}",
-            ja=f"{what_ja}(文字列)のリストを期待していますが、"
-            f"{type(answer).__name__} が渡されました",
+            en=f"expected a list of {what_en}, got {type(answer).__name__}",
+            ja=f"{what_ja}のリストを期待していますが、{type(answer).__name__} が渡されました",
         ))
+    return None
+
+
+def _as_string_list(
+    answer: Any, lang: str | None, what_en: str, what_ja: str
+) -> list[str] | CheckResult:
+    """`answer` as a list of strings, or a failed CheckResult explaining the expected shape."""
+    refused = _not_a_list(answer, lang, f"{what_en} (strings)", f"{what_ja}(文字列)")
+    if refused is not None:
+        return refused
     items = list(answer)
     bad = [item for item in items if not isinstance(item, str)]
     if bad:

@@ -20,7 +20,7 @@ from numbers import Real
 from typing import Any
 
 from piilab.evaluation import evaluate, score_document, uncovered_occurrences
-from piilab.exercises import CheckResult, _say
+from piilab.exercises import CheckResult, _not_a_list, _say
 from piilab.inference import make_prediction
 
 __all__ = [
@@ -70,13 +70,9 @@ def _as_offset_pairs(
     answer: Any, size: int, lang: str | None
 ) -> list[tuple[int, int]] | CheckResult:
     """`answer` as a list of ``(start, end)`` int pairs inside a text of `size` characters."""
-    if isinstance(answer, (str, bytes, Mapping)) or not hasattr(answer, "__iter__"):
-        return CheckResult(False, _say(
-            lang,
-            en=f"expected a list of (start, end) pairs, got {type(answer).__name__}",
-            ja="(start, end) の組のリストを期待していますが、"
-            f"{type(answer).__name__} が渡されました",
-        ))
+    refused = _not_a_list(answer, lang, "(start, end) pairs", "(start, end) の組")
+    if refused is not None:
+        return refused
     pairs = []
     for item in answer:
         ok_shape = (

@@ -18,10 +18,10 @@ data and machinery cannot drift apart. This module needs only the standard libra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from piilab.exercises import CheckResult, _as_string_list, _say
+from piilab.exercises import CheckResult, _as_string_list, _not_a_list, _say
 
 __all__ = [
     "TEMPLATES",
@@ -85,13 +85,9 @@ def _expected_positions() -> list[int]:
 
 def _as_positions(answer: Any, lang: str | None) -> list[int] | CheckResult:
     """`answer` as a list of token positions, or a failed CheckResult about its shape."""
-    if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
-        return CheckResult(False, _say(
-            lang,
-            en=f"expected a list of token positions (integers), got {type(answer).__name__}",
-            ja="トークンの位置(整数)のリストを期待していますが、"
-            f"{type(answer).__name__} が渡されました",
-        ))
+    refused = _not_a_list(answer, lang, "token positions (integers)", "トークンの位置(整数)")
+    if refused is not None:
+        return refused
     items = list(answer)
     size = len(TOY_TOKENS)
     for item in items:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from piilab.exercises import CheckResult, _say
+from piilab.exercises import CheckResult, _not_a_list, _say
 from piilab.inference import make_prediction
 from piilab.labels import LABELS
 from piilab.parsing import parse_model_output, remove_think_blocks
@@ -73,13 +73,9 @@ def _digits(text: str) -> str:
 
 def _as_pairs(answer: Any, lang: str | None) -> list[tuple[str, str]] | CheckResult:
     """`answer` as a list of ``(TYPE, VALUE)`` string pairs, or a failed CheckResult."""
-    if isinstance(answer, (str, bytes, Mapping)) or not hasattr(answer, "__iter__"):
-        return CheckResult(False, _say(
-            lang,
-            en=f"expected a list of (TYPE, VALUE) pairs, got {type(answer).__name__}",
-            ja="(TYPE, VALUE) の組のリストを期待していますが、"
-            f"{type(answer).__name__} が渡されました",
-        ))
+    refused = _not_a_list(answer, lang, "(TYPE, VALUE) pairs", "(TYPE, VALUE) の組")
+    if refused is not None:
+        return refused
     pairs = []
     for item in answer:
         if not (isinstance(item, (tuple, list)) and len(item) == 2
@@ -225,14 +221,12 @@ def check_prediction_lines(answer: Any, *, lang: str | None = None) -> CheckResu
     wrong id; an output that is not the raw model output (think block removed, rows
     rewritten); a flag that is not a bool; a wrong flag, with the rule that decides it.
     """
-    if isinstance(answer, (str, bytes, Mapping)) or not hasattr(answer, "__iter__"):
-        return CheckResult(False, _say(
-            lang,
-            en=f"expected a list of {len(PREDICTION_RECORDS)} dicts, one per record, "
-            f"got {type(answer).__name__}",
-            ja=f"レコードごとに 1 つ、計 {len(PREDICTION_RECORDS)} つの dict のリストを"
-            f"期待していますが、{type(answer).__name__} が渡されました",
-        ))
+    refused = _not_a_list(
+        answer, lang, f"{len(PREDICTION_RECORDS)} dicts, one per record",
+        f"レコードごとに 1 つ、計 {len(PREDICTION_RECORDS)} つの dict ",
+    )
+    if refused is not None:
+        return refused
     lines = list(answer)
     if len(lines) != len(PREDICTION_RECORDS) or not all(isinstance(x, Mapping) for x in lines):
         return CheckResult(False, _say(
