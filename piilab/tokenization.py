@@ -219,15 +219,21 @@ def mask_text(
     pairs = normalize_candidates(candidates)
     if not pairs:
         return MaskResult(source, {}, ())
+    # Token names the source already holds (step 4 skips them).
+    taken = frozenset(TOKEN_PATTERN.findall(source)) if "[" in source else frozenset()
     if _compiled_core is not None:
-        taken = set(TOKEN_PATTERN.findall(source)) if "[" in source else None
         found = _compiled_core(source, pairs, taken)
         return MaskResult(source, {}, ()) if found is None else MaskResult(*found)
-    return _mask_python(source, pairs)
+    return _mask_python(source, pairs, taken)
 
 
-def _mask_python(source: str, pairs: frozenset[tuple[str, str]]) -> MaskResult:
-    """Steps 2-5 in Python (the reference; `piilab._fastmask` computes the same)."""
+def _mask_python(
+    source: str, pairs: frozenset[tuple[str, str]], taken: frozenset[str]
+) -> MaskResult:
+    """Steps 2-5 in Python (the reference; `piilab._fastmask` computes the same).
+
+    `taken`: the token names already in `source`.
+    """
     # Steps 2 and 3: patterns (and who owns each one) once, then one
     # left-to-right, longest-match scan.
     matches = PatternTable.build(pairs).longest_matches(source)
@@ -235,7 +241,6 @@ def _mask_python(source: str, pairs: frozenset[tuple[str, str]]) -> MaskResult:
         return MaskResult(source, {}, ())
 
     # Step 4: tokens per type in source order; skip names the source already holds.
-    taken = set(TOKEN_PATTERN.findall(source)) if "[" in source else ()
     next_number: dict[str, int] = {}
     token_of: dict[tuple[str, str], str] = {}
     mapping: dict[str, str] = {}

@@ -39,7 +39,8 @@ def python_mask(source, candidates):
     pairs = normalize_candidates(candidates)
     if not pairs:
         return tokenization.MaskResult(nfc, {}, ())
-    return tokenization._mask_python(nfc, pairs)
+    taken = frozenset(tokenization.TOKEN_PATTERN.findall(nfc))
+    return tokenization._mask_python(nfc, pairs, taken)
 
 
 def assert_same(source, candidates):
