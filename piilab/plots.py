@@ -5,11 +5,15 @@ Chapter 04 draws per-type precision/recall/F1 bars and leak-rate bars with
 `plot_label_counts`. Every text on a figure comes from `TEXT[lang]`, so the same
 code cell renders in both tracks of the book.
 
-CJK glyphs: `setup_cjk_fonts()` finds an installed font that covers Japanese and
-Korean (Noto Sans CJK from Debian's ``fonts-noto-cjk``, Source Han Sans, or the
-usual macOS/Windows fonts) and puts it behind matplotlib's default font as a
-per-glyph fallback. Without one, it raises `MissingFontError` with the set-up
-hint instead of drawing empty boxes.
+CJK glyphs: `setup_cjk_fonts()` registers Noto Sans CJK (Regular), shipped inside
+the ``noto-cjk-sans-otc`` wheel (SIL Open Font License 1.1; part of the ``book``
+and ``colab`` extras, so ``make book`` and every Colab install cell bring it), and
+puts it behind matplotlib's default font as a per-glyph fallback. One font
+covers Hangul, kana and the Japanese kanji (NanumGothic, the other packaged
+candidate, lacks Japanese forms such as 学, and IPAexGothic lacks Hangul). The font is
+found in the installed package, never among the system fonts, so every machine
+(Linux, macOS, Windows, Colab) draws the same glyphs. Without the package it
+raises `MissingFontError`, whose message names the install command.
 
 Needs matplotlib (the ``book`` extra); the library core never imports this module.
 """
@@ -22,14 +26,9 @@ from typing import Any
 
 from piilab.labels import LABELS
 
-#: Families tried in order; each covers both Hangul and Japanese kana/kanji.
-CJK_FAMILIES: tuple[str, ...] = (
-    "Noto Sans CJK JP", "Noto Sans CJK KR", "Noto Sans CJK SC", "Source Han Sans",
-    "Source Han Sans JP", "Noto Sans JP", "Noto Sans KR", "Hiragino Sans", "Apple SD Gothic Neo",
-    "Yu Gothic", "Malgun Gothic", "NanumGothic", "IPAexGothic",
-)
-_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", str(Path.home() / ".fonts"),
-              "/Library/Fonts", "/System/Library/Fonts", "C:/Windows/Fonts")
+#: The package that ships the font, and the font file inside it (SIL Open Font License).
+FONT_PACKAGE = "noto_cjk_sans_otc"
+FONT_FILE = "NotoSansCJK-Regular.ttc"
 
 TEXT: dict[str, dict[str, str]] = {
     "en": {
@@ -52,7 +51,23 @@ TEXT: dict[str, dict[str, str]] = {
 
 
 class MissingFontError(RuntimeError):
-    """No installed font covers Japanese and Korean glyphs."""
+    """The packaged CJK font is not installed."""
+
+
+def cjk_font_path() -> Path:
+    """The Noto Sans CJK file inside the installed ``noto-cjk-sans-otc`` package
+    (located without importing the package)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(FONT_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location) / FONT_FILE
+        if path.is_file():
+            return path
+    raise MissingFontError(
+        "the CJK font for the plots is missing: install it with "
+        "`pip install noto-cjk-sans-otc` (or `pip install 'piilab[colab]'`)")
 
 
 def setup_cjk_fonts() -> str:
@@ -60,28 +75,10 @@ def setup_cjk_fonts() -> str:
     import matplotlib as mpl
     from matplotlib import font_manager
 
-    def installed() -> set[str]:
-        return {f.name for f in font_manager.fontManager.ttflist}
-
-    names = installed()
-    family = next((f for f in CJK_FAMILIES if f in names), None)
-    if family is None:
-        # Fonts installed after matplotlib built its cache are not listed yet: add them.
-        for path in font_manager.findSystemFonts(fontpaths=list(_FONT_DIRS)):
-            stem = Path(path).name.lower()
-            if any(k in stem for k in ("cjk", "sourcehansans", "notosansjp", "notosanskr",
-                                       "nanumgothic", "ipaexg")):
-                try:
-                    font_manager.fontManager.addfont(path)
-                except (OSError, RuntimeError, ValueError):
-                    continue
-        names = installed()
-        family = next((f for f in CJK_FAMILIES if f in names), None)
-    if family is None:
-        raise MissingFontError(
-            "no CJK font found: install Debian's fonts-noto-cjk (make fonts) or any of "
-            + ", ".join(CJK_FAMILIES[:4])
-        )
+    path = str(cjk_font_path())
+    if not any(f.fname == path for f in font_manager.fontManager.ttflist):
+        font_manager.fontManager.addfont(path)
+    family = font_manager.FontProperties(fname=path).get_name()
     # A list of families makes matplotlib fall back glyph by glyph (matplotlib >= 3.6).
     mpl.rcParams["font.family"] = ["DejaVu Sans", family]
     mpl.rcParams["axes.unicode_minus"] = False

@@ -13,7 +13,11 @@ lists the fields). This module is the reading side:
 - `metrics_summary(result)` cuts an `piilab.evaluation.evaluate` result down to the
   ``metrics`` block of a row, so that a system evaluated live (the rule-based
   baseline) sits in the same table as the recorded runs (`table_row`);
-- `format_table(rows)` prints the table as plain text, one column per run.
+- `format_table(rows)` prints the table as plain text, one column per run;
+- `latest_systems(rows)` picks the last row of each named system (``system``: the
+  name a row was recorded under, e.g. ``SmolLM2-135M + LoRA``) for the comparison of
+  chapter 07, whose rows may also carry a ``holdout`` block (the same metrics on the
+  hand-written holdout) and an ``adapter`` block (the committed adapter's SHA-256).
 
 Deliberately not here: writing rows (only the tool does that, so that no row is ever
 typed), timing of any kind beyond what a row recorded, and plotting. Standard
@@ -36,6 +40,7 @@ __all__ = [
     "config_summary",
     "data_version",
     "format_table",
+    "latest_systems",
     "metrics_summary",
     "read_runs",
     "run_id_of",
@@ -135,14 +140,18 @@ def config_summary(config: Mapping[str, Any]) -> dict[str, str]:
     ...                 "learning_rate": 0.003, "lr_scheduler_type": "linear"})
     {'adapter': 'LoRA r16/a32', 'steps': '200 x 8', 'learning_rate': '0.003 linear'}
     """
+    if "max_steps" not in config and "num_train_epochs" not in config:  # no training (zero-shot)
+        return {"adapter": "-", "steps": "-", "learning_rate": "-"}
     steps = config.get("max_steps", -1)
     steps = steps if steps and steps > 0 else f"{config.get('num_train_epochs', '?')} epochs"
     batch = f"{steps} x {config.get('per_device_train_batch_size', '?')}"
     accumulation = config.get("gradient_accumulation_steps", 1)
     if accumulation and accumulation != 1:
         batch += f" x {accumulation}"
+    adapter = (f"LoRA r{config.get('lora_r', '?')}/a{config.get('lora_alpha', '?')}"
+               if config.get("method", "lora") == "lora" else "full (all weights)")
     return {
-        "adapter": f"LoRA r{config.get('lora_r', '?')}/a{config.get('lora_alpha', '?')}",
+        "adapter": adapter,
         "steps": batch,
         "learning_rate": f"{config.get('learning_rate', '?')} "
                          f"{config.get('lr_scheduler_type', '')}".strip(),
@@ -198,10 +207,22 @@ def summarize_run(row: Mapping[str, Any]) -> dict[str, Any]:
     loss = f"{train['loss_first']:.2f} -> {train['loss_last']:.2f}" \
         if "loss_first" in train and "loss_last" in train else "-"
     return table_row(
-        run=row["run_id"], model=str(row["model"].get("id", "?")), data=data_version(row["data"]),
+        run=row["run_id"], model=str(row.get("system") or row["model"].get("id", "?")),
+        data=data_version(row["data"]),
         commit=commit, hardware=hardware, documents=row["eval"]["documents"],
         metrics=row["metrics"], loss=loss, **config_summary(row["config"]),
     )
+
+
+def latest_systems(rows: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The last recorded row of each named system (rows with a ``system`` field), in the
+    order the systems first appear in the file. Older rows without a name are history."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for row in rows:
+        if row.get("system"):
+            latest.pop(row["system"], None)
+            latest[row["system"]] = row
+    return latest
 
 
 def _cell(value: Any) -> str:

@@ -3,8 +3,16 @@
 A training example is one conversation in TRL's *prompt-completion conversational*
 format, built by `build_messages(record)`:
 
-- prompt: a system message that states the task, the allowed labels and the
-  output format, then a user message that carries the document (`source_text`);
+- prompt: a system message, then a user message that carries the document
+  (`source_text`). The system message is a *setting* (`SYSTEM_PROMPTS`):
+  ``full`` states the task, every label and the output format (what a model that
+  was never trained on the task needs: zero-shot); ``short`` is one sentence and
+  the label names; ``none`` leaves the message empty. A fine-tuned model learns
+  the task from its examples, so a shorter prompt only saves tokens: the full one
+  is more than half of every example's tokens on the tiny model. Training and
+  inference must use the same setting, so it is saved beside the model
+  (``piilab_prompt.json``, `write_prompt_setting`) and read back by
+  `piilab.inference.load_for_inference`;
 - completion: one assistant message whose content is the record's `target_tsv`
   (``TYPE<TAB>VALUE`` lines; ``""`` for a document without PII).
 
@@ -51,10 +59,13 @@ Needs the ``train`` extra for `build_sft_dataset` and `prepare_training_dataset`
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from piilab.labels import LABEL_DESCRIPTIONS, LABELS
@@ -62,7 +73,9 @@ from piilab.labels import LABEL_DESCRIPTIONS, LABELS
 __all__ = [
     "CHAT_TEMPLATE_KWARGS",
     "IGNORE_INDEX",
+    "PROMPT_FILE",
     "SYSTEM_PROMPT",
+    "SYSTEM_PROMPTS",
     "LossMaskError",
     "LossMaskReport",
     "TokenizedExample",
@@ -73,8 +86,12 @@ __all__ = [
     "has_generation_markers",
     "length_stats",
     "prepare_training_dataset",
+    "prompt_setting",
+    "read_prompt_setting",
     "system_prompt",
+    "system_prompt_text",
     "tokenize_example",
+    "write_prompt_setting",
 ]
 
 #: The label value that makes a position carry no loss (PyTorch's cross-entropy default).
@@ -135,12 +152,61 @@ def system_prompt(labels: Sequence[str] = LABELS) -> str:
     return "\n".join(lines)
 
 
-#: The system message used for every training example and at inference.
+#: The full system message (the ``full`` setting, the default).
 SYSTEM_PROMPT = system_prompt()
 
+#: The system-message settings a model can be trained and prompted with.
+SYSTEM_PROMPTS: Mapping[str, str] = {
+    "full": SYSTEM_PROMPT,
+    "short": "List the personal information in the document as TYPE<TAB>VALUE lines. Types: "
+             + ", ".join(LABELS) + ".",
+    "none": "",
+}
 
-def build_messages(record: Mapping[str, Any]) -> dict[str, list[dict[str, str]]]:
+#: The file, beside a model or adapter, that names the setting it was trained with.
+PROMPT_FILE = "piilab_prompt.json"
+
+
+def system_prompt_text(setting: str = "full") -> str:
+    """The system message of a setting (``full``, ``short`` or ``none``).
+
+    >>> system_prompt_text("none")
+    ''
+    """
+    if setting not in SYSTEM_PROMPTS:
+        raise ValueError(f"system prompt setting must be one of {', '.join(SYSTEM_PROMPTS)}")
+    return SYSTEM_PROMPTS[setting]
+
+
+def read_prompt_setting(model_dir: str | os.PathLike) -> str | None:
+    """The setting saved in `model_dir` (``piilab_prompt.json``), or None without one."""
+    path = Path(model_dir) / PROMPT_FILE
+    if not path.is_file():
+        return None
+    setting = json.loads(path.read_text(encoding="utf-8")).get("system_prompt")
+    system_prompt_text(setting)  # validates
+    return setting
+
+
+def write_prompt_setting(model_dir: str | os.PathLike, setting: str) -> None:
+    """Save `setting` beside a model or adapter, for inference to read."""
+    system_prompt_text(setting)
+    path = Path(model_dir) / PROMPT_FILE
+    path.write_text(json.dumps({"system_prompt": setting}) + "\n", encoding="utf-8")
+
+
+def prompt_setting(tokenizer) -> str:
+    """The setting a loaded tokenizer carries (`load_for_inference` and `piilab.train`
+    attach it as ``tokenizer.piilab_system_prompt``); ``full`` when it carries none."""
+    return getattr(tokenizer, "piilab_system_prompt", None) or "full"
+
+
+def build_messages(record: Mapping[str, Any], system_prompt: str = "full",
+                   ) -> dict[str, list[dict[str, str]]]:
     """One record as TRL's prompt-completion conversational example.
+
+    `system_prompt` is a setting of `SYSTEM_PROMPTS` (``none`` keeps an empty
+    system message, so every chat template renders the same turns).
 
     >>> ex = build_messages({"source_text": "고객 김가상 님", "target_tsv": "PERSON\\t김가상"})
     >>> [m["role"] for m in ex["prompt"]], ex["completion"][0]["content"]
@@ -148,14 +214,14 @@ def build_messages(record: Mapping[str, Any]) -> dict[str, list[dict[str, str]]]
     """
     return {
         "prompt": [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": system_prompt_text(system_prompt)},
             {"role": "user", "content": record["source_text"]},
         ],
         "completion": [{"role": "assistant", "content": record.get("target_tsv", "")}],
     }
 
 
-def build_sft_dataset(records: Iterable[Mapping[str, Any]]):
+def build_sft_dataset(records: Iterable[Mapping[str, Any]], system_prompt: str = "full"):
     """A `datasets.Dataset` with columns ``id``, ``language``, ``prompt``, ``completion``.
 
     The format TRL's `SFTTrainer` accepts as is (completion-only loss is its
@@ -166,7 +232,7 @@ def build_sft_dataset(records: Iterable[Mapping[str, Any]]):
 
     rows = []
     for record in records:
-        example = build_messages(record)
+        example = build_messages(record, system_prompt)
         rows.append({"id": str(record["id"]), "language": record.get("language", ""), **example})
     return Dataset.from_list(rows)
 
@@ -192,11 +258,11 @@ class TokenizedExample:
         return len(self.input_ids) - self.prompt_tokens
 
 
-def _as_example(item: Mapping[str, Any]) -> dict[str, Any]:
+def _as_example(item: Mapping[str, Any], system_prompt: str = "full") -> dict[str, Any]:
     """Accept a record (with ``target_tsv``) or a prompt-completion example."""
     if "prompt" in item and "completion" in item:
         return {"prompt": list(item["prompt"]), "completion": list(item["completion"])}
-    return build_messages(item)
+    return build_messages(item, system_prompt)
 
 
 def _special_tokens(tokenizer) -> list[str]:
@@ -237,16 +303,17 @@ def has_generation_markers(tokenizer) -> bool:
 
 
 def tokenize_example(tokenizer, example: Mapping[str, Any], example_id: str | None = None,
-                     *, verify: bool = True) -> TokenizedExample:
+                     *, verify: bool = True, system_prompt: str = "full") -> TokenizedExample:
     """Tokenize one example and build its completion-only labels.
 
     `example` is a record (``source_text``, ``target_tsv``) or a prompt-completion
     example. Raises `LossMaskError` (with a reason code) when the chat template
     makes a correct mask impossible or, with `verify`, when a check fails.
-    Truncation is not applied here: see `check_loss_mask`.
+    Truncation is not applied here: see `check_loss_mask`. `system_prompt` is the
+    setting a record is rendered with (ignored for a prompt-completion example).
     """
     rid = str(example_id if example_id is not None else example.get("id", "?"))
-    ex = _as_example(example)
+    ex = _as_example(example, system_prompt)
     completion = "".join(m["content"] for m in ex["completion"])
 
     # 1. Render the prompt (ending with the assistant header) and the whole turn.
@@ -363,7 +430,7 @@ def length_stats(values: Sequence[int]) -> dict[str, float]:
 
 
 def _check(tokenizer, examples: Iterable[Mapping[str, Any]], max_length: int,
-           ) -> tuple[LossMaskReport, list[TokenizedExample]]:
+           system_prompt: str = "full") -> tuple[LossMaskReport, list[TokenizedExample]]:
     mismatched: list[str] = []
     truncated: list[str] = []
     reasons: dict[str, str] = {}
@@ -373,7 +440,7 @@ def _check(tokenizer, examples: Iterable[Mapping[str, Any]], max_length: int,
         checked += 1
         rid = str(example.get("id", f"#{index}"))
         try:
-            tok = tokenize_example(tokenizer, example, rid)
+            tok = tokenize_example(tokenizer, example, rid, system_prompt=system_prompt)
         except LossMaskError as exc:
             mismatched.append(rid)
             reasons[rid] = exc.reason
@@ -401,7 +468,7 @@ def _check(tokenizer, examples: Iterable[Mapping[str, Any]], max_length: int,
 
 
 def check_loss_mask(tokenizer, examples: Iterable[Mapping[str, Any]],
-                    max_length: int) -> LossMaskReport:
+                    max_length: int, *, system_prompt: str = "full") -> LossMaskReport:
     """Prove, with the real tokenizer and chat template, that only the completion
     plus the end-of-turn token carries loss, and find examples that would be truncated.
 
@@ -411,7 +478,7 @@ def check_loss_mask(tokenizer, examples: Iterable[Mapping[str, Any]],
     """
     if max_length < 1:
         raise ValueError("max_length must be a positive number of tokens")
-    return _check(tokenizer, examples, max_length)[0]
+    return _check(tokenizer, examples, max_length, system_prompt)[0]
 
 
 # ---------------------------------------------------------------------------
@@ -420,7 +487,7 @@ def check_loss_mask(tokenizer, examples: Iterable[Mapping[str, Any]],
 
 
 def prepare_training_dataset(tokenizer, records: Iterable[Mapping[str, Any]], max_length: int,
-                             *, drop_truncated: bool = False):
+                             *, drop_truncated: bool = False, system_prompt: str = "full"):
     """Check every example, then return ``(dataset, report)`` for training.
 
     The dataset (a `datasets.Dataset`) has the columns ``input_ids``, ``labels``
@@ -430,7 +497,7 @@ def prepare_training_dataset(tokenizer, records: Iterable[Mapping[str, Any]], ma
     """
     from datasets import Dataset
 
-    report, tokenized = _check(tokenizer, records, max_length)
+    report, tokenized = _check(tokenizer, records, max_length, system_prompt)
     if report.mismatched:
         first = report.mismatched[0]
         raise LossMaskError(first, report.reasons[first],

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -362,8 +363,9 @@ def family_groups(records: Sequence[Mapping]) -> list[FamilyGroup]:
 def _normalized_targets(targets: Mapping[str, float]) -> dict[str, float]:
     if not targets:
         raise SplitError("targets must name at least one split")
-    if any(not isinstance(w, int | float) or w < 0 for w in targets.values()):
-        raise SplitError("target weights must be non-negative numbers")
+    if any(not isinstance(w, int | float) or not math.isfinite(w) or w < 0
+           for w in targets.values()):
+        raise SplitError("target weights must be finite, non-negative numbers")
     total = float(sum(targets.values()))
     if total <= 0:
         raise SplitError("target weights must not all be zero")

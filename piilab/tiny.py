@@ -5,16 +5,26 @@ directory that ``AutoTokenizer.from_pretrained(out_dir)`` and
 ``AutoModelForCausalLM.from_pretrained(out_dir)`` load like any hub model:
 
 - a byte-level BPE tokenizer (Hugging Face ``tokenizers``) trained on the texts
-  the model will see: the system prompt, and the documents and target rows of
-  the given records (pass the *training* split only);
+  the model will see: the documents and target rows of the given records (pass
+  the *training* split only). Its pre-tokenizer is *copy-friendly*: no merge
+  crosses a whitespace character, a digit, a punctuation mark or a Hangul
+  syllable (`COPY_SPLIT`), so a value is the same token sequence in the answer
+  as in the document. With a plain byte-level BPE, ``010`` after a space in the
+  document is not the ``010`` after the tab in the answer, and only about one
+  value in eight tokenizes the same way in both places: a model must then learn
+  to translate values instead of copying them;
 - a ChatML-style chat template whose assistant turn ends with the end-of-turn
   token ``<|im_end|>`` *inside* the turn and inside ``{% generation %}`` markers,
   so both the prompt/completion boundary and the assistant mask put the stop
   token under the loss (see `piilab.sft`);
-- a 2-layer Llama (``model_type: llama``, fp32, grouped-query attention, an
-  untied output head drawn at a larger scale so that LoRA can move the output
-  distribution at all), randomly initialized from `seed`; a generation config
-  that stops at ``<|im_end|>`` and decodes greedily.
+- a 3-layer Llama, 192 wide (``model_type: llama``, fp32, grouped-query
+  attention, an untied output head drawn at a larger scale so that LoRA can move
+  the output distribution at all), randomly initialized from `seed`; a
+  generation config that stops at ``<|im_end|>`` and decodes greedily;
+- ``piilab_prompt.json``: the model is trained and prompted with no system
+  message (setting ``none`` of `piilab.sft.SYSTEM_PROMPTS`). A model that reads
+  nothing but this task gains nothing from instructions, and the full system
+  prompt would be more than half of every example's tokens.
 
 The same records and seed give byte-identical files (a test checks it): the
 BPE trainer is deterministic for a byte-level model without a continuing-subword
@@ -23,12 +33,13 @@ weights are drawn from `seed` (the global torch RNG is left as it was), and
 transformers writes the files deterministically.
 
 What it is not: a language model that knows anything. Its weights are random, so
-what it learns in a short LoRA run is the shape of the answer, not PII
-detection; it exists so that the whole training and inference pipeline runs in
-seconds on a CPU, with a real tokenizer, a real chat template and a real model
-class. Its vocabulary is learned from the training documents, so the tokenizer
-files contain fragments of training text: treat them like model weights, never
-like logs.
+what it learns on a CPU in minutes is the shape of the answer and how to copy
+the values of the generator's templates; nothing it learns transfers to
+documents written another way (the holdout). It exists so that the whole
+training and inference pipeline runs in seconds on a CPU, with a real
+tokenizer, a real chat template and a real model class. Its vocabulary is
+learned from the training documents, so the tokenizer files contain fragments of
+training text: treat them like model weights, never like logs.
 
 Needs the ``train`` extra (torch, transformers, tokenizers).
 """
@@ -41,9 +52,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from piilab.sft import SYSTEM_PROMPT
+from piilab.sft import system_prompt_text, write_prompt_setting
 
-__all__ = ["CHAT_TEMPLATE", "END_OF_TURN", "TINY_CONFIG", "build_tiny_model", "train_tokenizer"]
+__all__ = [
+    "CHAT_TEMPLATE", "COPY_SPLIT", "END_OF_TURN", "PROMPT_SETTING", "TINY_CONFIG",
+    "build_tiny_model", "train_tokenizer",
+]
 
 END_OF_TURN = "<|im_end|>"
 START_OF_TURN = "<|im_start|>"
@@ -67,12 +81,13 @@ CHAT_TEMPLATE = (
     "{%- if add_generation_prompt -%}{{ '\\n<|im_start|>assistant\\n' }}{%- endif -%}"
 )
 
-#: Architecture of the tiny model (a small Llama: about 0.9 M parameters with the
-#: default vocabulary).
+#: Architecture of the tiny model (a small Llama: about 1.8 M parameters with the
+#: default vocabulary). At this size a training step costs about the same for 128x2
+#: and 192x3 (the step is overhead-bound on a CPU), and 192x3 learns more.
 TINY_CONFIG: Mapping[str, Any] = {
-    "hidden_size": 128,
-    "intermediate_size": 352,
-    "num_hidden_layers": 2,
+    "hidden_size": 192,
+    "intermediate_size": 512,
+    "num_hidden_layers": 3,
     "num_attention_heads": 4,
     "num_key_value_heads": 2,
     "max_position_embeddings": 1024,
@@ -86,30 +101,49 @@ TINY_CONFIG: Mapping[str, Any] = {
 #: Standard deviation of the output head at initialization (see `build_tiny_model`).
 HEAD_STD = 0.1
 
+#: The system-prompt setting the tiny model is trained and prompted with.
+PROMPT_SETTING = "none"
 
-def _training_texts(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+#: What the copy-friendly pre-tokenizer isolates: every whitespace character, digit,
+#: punctuation mark and Hangul syllable becomes a piece of its own, so BPE merges stay
+#: inside runs of Latin letters (or other scripts) and never cross a value's edge.
+COPY_SPLIT = r"\s|\d|[^\w\s]|[\uac00-\ud7a3]"
+
+
+def _training_texts(records: Iterable[Mapping[str, Any]],
+                    system_prompt: str = PROMPT_SETTING) -> Iterator[str]:
     """What the tokenizer learns from, in a fixed order: per record, the system
-    prompt (the model reads it in every example, so it should compress well), the
-    document and the target rows."""
+    prompt when there is one (the model reads it in every example, so it should
+    compress well), the document and the target rows."""
+    prompt = system_prompt_text(system_prompt)
     for record in records:
-        yield "system\n" + SYSTEM_PROMPT
+        if prompt:
+            yield "system\n" + prompt
         yield "user\n" + record["source_text"]
         if record.get("target_tsv"):
             yield record["target_tsv"]
 
 
-def train_tokenizer(records: Iterable[Mapping[str, Any]], vocab_size: int = 2048):
+def train_tokenizer(records: Iterable[Mapping[str, Any]], vocab_size: int = 2048, *,
+                    copy_friendly: bool = True, system_prompt: str = PROMPT_SETTING):
     """Train the byte-level BPE tokenizer and wrap it for transformers.
 
     Returns a `transformers.PreTrainedTokenizerFast` with the chat template,
     ``eos_token`` = ``<|im_end|>`` and ``pad_token`` = ``<|endoftext|>``.
+    `copy_friendly=False` gives the plain byte-level BPE (for comparison).
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     bpe = Tokenizer(models.BPE())
     # Byte-level: every string is encodable (Hangul, kana, tabs), no unknown token.
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if copy_friendly:
+        bpe.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(COPY_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+    else:
+        bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -118,7 +152,7 @@ def train_tokenizer(records: Iterable[Mapping[str, Any]], vocab_size: int = 2048
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    bpe.train_from_iterator(list(_training_texts(records)), trainer=trainer)
+    bpe.train_from_iterator(list(_training_texts(records, system_prompt)), trainer=trainer)
     return PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         eos_token=END_OF_TURN,
@@ -130,11 +164,15 @@ def train_tokenizer(records: Iterable[Mapping[str, Any]], vocab_size: int = 2048
 
 
 def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, Any]],
-                     seed: int = 0, *, vocab_size: int = 2048) -> Path:
+                     seed: int = 0, *, vocab_size: int = 2048,
+                     config: Mapping[str, Any] | None = None, copy_friendly: bool = True,
+                     system_prompt: str = PROMPT_SETTING) -> Path:
     """Write the tiny tokenizer and model to `out_dir` and return its path.
 
     `records` are the training records (``source_text``, ``target_tsv``). The
     result loads with ``AutoTokenizer``/``AutoModelForCausalLM.from_pretrained``.
+    `config` overrides keys of `TINY_CONFIG` (e.g. ``{"num_hidden_layers": 2}``);
+    `system_prompt` is the setting saved with the model for training and inference.
     """
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
@@ -145,7 +183,12 @@ def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
 
-    tokenizer = train_tokenizer(records, vocab_size=vocab_size)
+    unknown = sorted(set(config or {}) - set(TINY_CONFIG))
+    if unknown:
+        raise ValueError(f"unknown tiny-model setting(s): {', '.join(unknown)}")
+    architecture = {**TINY_CONFIG, **(config or {})}
+    tokenizer = train_tokenizer(records, vocab_size=vocab_size, copy_friendly=copy_friendly,
+                                system_prompt=system_prompt)
     eos_id = tokenizer.convert_tokens_to_ids(END_OF_TURN)
     pad_id = tokenizer.convert_tokens_to_ids(PAD)
     config = LlamaConfig(
@@ -154,7 +197,7 @@ def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, 
         eos_token_id=eos_id,
         pad_token_id=pad_id,
         dtype="float32",
-        **TINY_CONFIG,
+        **architecture,
     )
     # Draw the weights from `seed` without disturbing the caller's RNG state.
     with torch.random.fork_rng(devices=[]):
@@ -172,8 +215,13 @@ def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, 
     )
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    write_prompt_setting(out, system_prompt)
     provenance = {
         "builder": "piilab.tiny.build_tiny_model",
+        "architecture": {k: architecture[k] for k in ("hidden_size", "intermediate_size",
+                                                      "num_hidden_layers")},
+        "copy_friendly": copy_friendly,
+        "system_prompt": system_prompt,
         "seed": seed,
         "training_records": len(records),
         "vocab_size": len(tokenizer),

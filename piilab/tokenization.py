@@ -39,15 +39,6 @@ order. Patterns are built once per call, no regular expression is compiled
 per document, and no span is ever compared with every other span, so the
 cost grows linearly with the length of the document.
 
-Two implementations, one result: steps 2-4 also exist as a small C extension,
-`piilab._fastmask`, built when the package is installed where a C compiler is
-available. It follows the Python code step by step and is several times
-faster; the tests run every masking test against both and compare them on
-generated documents. `IMPLEMENTATION` says which one `mask_text` uses
-(``"compiled"`` or ``"python"``); set the environment variable
-``PIILAB_PURE_PYTHON=1`` before importing `piilab` to use the Python code
-only. The Python code is the reference: it is what chapter 03 teaches.
-
 >>> result = mask_text("김가상 / 김 가 상 / [PERSON_1]", [("PERSON", "김가상")])
 >>> result.masked_text
 '[PERSON_2] / [PERSON_3] / [PERSON_1]'
@@ -57,7 +48,6 @@ only. The Python code is the reference: it is what chapter 03 teaches.
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
@@ -68,7 +58,6 @@ from piilab.labels import LABEL_PRIORITY, LABELS
 from piilab.matching import PatternTable
 
 __all__ = [
-    "IMPLEMENTATION",
     "TOKEN_PATTERN",
     "Candidate",
     "MaskResult",
@@ -221,19 +210,7 @@ def mask_text(
         return MaskResult(source, {}, ())
     # Token names the source already holds (step 4 skips them).
     taken = frozenset(TOKEN_PATTERN.findall(source)) if "[" in source else frozenset()
-    if _compiled_core is not None:
-        found = _compiled_core(source, pairs, taken)
-        return MaskResult(source, {}, ()) if found is None else MaskResult(*found)
-    return _mask_python(source, pairs, taken)
 
-
-def _mask_python(
-    source: str, pairs: frozenset[tuple[str, str]], taken: frozenset[str]
-) -> MaskResult:
-    """Steps 2-5 in Python (the reference; `piilab._fastmask` computes the same).
-
-    `taken`: the token names already in `source`.
-    """
     # Steps 2 and 3: patterns (and who owns each one) once, then one
     # left-to-right, longest-match scan.
     matches = PatternTable.build(pairs).longest_matches(source)
@@ -302,20 +279,3 @@ def reassemble_text(masked_text: str, mapping: Mapping[str, str]) -> str:
     if not mapping or "[" not in masked_text:
         return masked_text
     return TOKEN_PATTERN.sub(lambda m: mapping.get(m.group(), m.group()), masked_text)
-
-
-def _load_compiled_core() -> Any:
-    """`piilab._fastmask.mask_core`, configured; None when it is not built or turned off."""
-    if os.environ.get("PIILAB_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from piilab import _fastmask
-    except ImportError:  # built without a C compiler: the Python code does the work
-        return None
-    _fastmask.configure(LABELS, Span)
-    return _fastmask.mask_core
-
-
-_compiled_core = _load_compiled_core()
-#: Which implementation of steps 2-4 `mask_text` uses: ``"compiled"`` or ``"python"``.
-IMPLEMENTATION = "python" if _compiled_core is None else "compiled"

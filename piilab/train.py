@@ -1,4 +1,4 @@
-"""LoRA fine-tuning with TRL's `SFTTrainer` (chapter 06, "Fine-tuning").
+"""Fine-tuning with TRL's `SFTTrainer`: LoRA or all weights (chapter 06, "Fine-tuning").
 
 One entry point, `train(config)` (and ``piilab train --config CONFIG``), runs
 (`build_trainer` does steps 1-3 alone, for inspection):
@@ -9,9 +9,13 @@ One entry point, `train(config)` (and ``piilab train --config CONFIG``), runs
    `piilab.sft.prepare_training_dataset`, which runs `check_loss_mask` first:
    a mismatched example stops the run, a truncated one too unless
    ``drop_truncated`` is set;
-3. load the model in the precision the hardware supports, wrap it with a PEFT
-   LoRA adapter and train with `SFTTrainer` on exactly those tokens;
-4. save the adapter (``<output_dir>/adapter``), optionally the merged model
+3. load the model in the precision the hardware supports and train it with
+   `SFTTrainer` on exactly those tokens: with a PEFT LoRA adapter
+   (``method="lora"``) or every weight (``method="full"``: no PEFT
+   configuration, the same TRL path);
+4. save the adapter (``<output_dir>/adapter``; with ``method="full"``, the whole
+   model and its tokenizer under the same name) with the system-prompt setting
+   it was trained with (``piilab_prompt.json``), optionally the merged model
    (``<output_dir>/merged``, with the tokenizer), the resolved configuration
    (``train_config.json``), the loss-mask report (``loss_mask.json``) and the
    training metrics (``metrics.json``).
@@ -34,6 +38,17 @@ main process writes files and tracks)::
 Tracking (`piilab.tracking`): MLflow, by default in ``<output_dir>/mlflow.db``;
 hyperparameters, counts and metrics only. Nothing here prints or logs text: the
 run's ``train.log`` holds counts and metrics, like the tracking store.
+
+Models: `model` is a local directory, a hub id, or an alias of `piilab.models`
+(``smollm2-135m``, fetched once with ``piilab fetch-model``). The system-prompt
+setting (``system_prompt``) is ``auto`` by default: the setting saved with the
+model (the tiny model saves ``none``), else ``full``. Budgets are in steps
+(``max_steps``); ``max_train_seconds`` also stops a run at a wall-clock limit
+(the schedule is not shortened, so prefer steps).
+
+How `TrainConfig` reaches TRL and PEFT: fields listed in `SFT_FIELDS` go to
+`SFTConfig` under the same name, fields in `LORA_FIELDS` to `LoraConfig` under
+the name given there; a new TRL option is one line in that list.
 
 Deliberate limits: single-turn examples only, no evaluation during training (the
 course evaluates generated predictions with `piilab.evaluation` instead of a
@@ -59,12 +74,13 @@ from typing import Any
 from piilab import __version__
 from piilab.dataset import atomic_write, read_jsonl, split_bytes
 from piilab.generator import GENERATOR_VERSION
-from piilab.sft import prepare_training_dataset
+from piilab.models import resolve_model
+from piilab.sft import prepare_training_dataset, read_prompt_setting, write_prompt_setting
 from piilab.tracking import open_tracker
 
 __all__ = [
-    "ConfigError", "PreparedRun", "TrainConfig", "TrainResult", "build_trainer", "load_config",
-    "resolve_hardware", "train",
+    "LORA_FIELDS", "SFT_FIELDS", "ConfigError", "PreparedRun", "TrainConfig", "TrainResult",
+    "build_trainer", "load_config", "resolve_hardware", "train",
 ]
 
 logger = logging.getLogger("piilab.train")
@@ -74,8 +90,46 @@ DEFAULT_TARGET_MODULES: tuple[str, ...] = (
 )
 
 
+#: `TrainConfig` fields that `SFTConfig` takes under the same name.
+SFT_FIELDS: tuple[str, ...] = (
+    "max_steps", "num_train_epochs", "learning_rate", "per_device_train_batch_size",
+    "gradient_accumulation_steps", "max_length", "warmup_steps", "lr_scheduler_type",
+    "weight_decay", "seed", "logging_steps", "train_sampling_strategy",
+)
+
+#: `TrainConfig` fields that `LoraConfig` takes, and their names there.
+LORA_FIELDS: Mapping[str, str] = {
+    "lora_r": "r", "lora_alpha": "lora_alpha", "lora_dropout": "lora_dropout",
+    "lora_target_modules": "target_modules",
+}
+
+
 class ConfigError(ValueError):
     """A training configuration is malformed (names the key, never data)."""
+
+
+def resolve_prompt_setting(setting: str, model_path: str | os.PathLike) -> str:
+    """``auto`` becomes the setting saved with the model (``piilab_prompt.json``), else
+    ``full``; an explicit setting is kept."""
+    if setting != "auto":
+        return setting
+    saved = read_prompt_setting(model_path) if Path(model_path).is_dir() else None
+    return saved or "full"
+
+
+def _time_limit(seconds: float):
+    """A callback that ends training after `seconds` of wall time (checked every step)."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.start = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.perf_counter() - self.start >= seconds:
+                control.should_training_stop = True
+
+    return TimeLimit()
 
 
 @dataclass(frozen=True)
@@ -83,6 +137,10 @@ class TrainConfig:
     """Everything a training run needs; every field is a hyperparameter or a path.
 
     `model` is a hub id (``Qwen/Qwen2.5-0.5B-Instruct``) or a local directory.
+    ``init_adapter`` (LoRA only) continues training from a saved adapter directory
+    instead of a fresh adapter (the LoRA shape then comes from that adapter).
+    ``method`` is ``lora`` or ``full``; ``system_prompt`` is ``auto``, ``full``,
+    ``short`` or ``none`` (see `piilab.sft.SYSTEM_PROMPTS`).
     ``max_steps > 0`` wins over ``num_train_epochs``. ``max_train_records``
     keeps the first N training records (file order) for quick runs.
     ``tracking_uri=None`` means the local store in the run directory;
@@ -90,6 +148,9 @@ class TrainConfig:
     """
 
     model: str
+    method: str = "lora"
+    system_prompt: str = "auto"
+    init_adapter: str | None = None
     output_dir: str = "runs/lora"
     data_dir: str = "data"
     train_split: str = "train"
@@ -108,6 +169,8 @@ class TrainConfig:
     warmup_steps: float = 0.0
     lr_scheduler_type: str = "linear"
     weight_decay: float = 0.0
+    train_sampling_strategy: str = "random"
+    max_train_seconds: float | None = None
     logging_steps: int = 1
     seed: int = 0
     precision: str = "auto"
@@ -124,6 +187,14 @@ class TrainConfig:
             modules = (self.lora_target_modules if isinstance(self.lora_target_modules, list)
                        else [self.lora_target_modules])
             object.__setattr__(self, "lora_target_modules", tuple(modules))
+        if self.method not in ("lora", "full"):
+            raise ConfigError("method must be lora or full")
+        if self.system_prompt not in ("auto", "full", "short", "none"):
+            raise ConfigError("system_prompt must be one of auto, full, short, none")
+        if self.init_adapter is not None and self.method != "lora":
+            raise ConfigError("init_adapter continues a LoRA adapter: it needs method lora")
+        if self.max_train_seconds is not None and not self.max_train_seconds > 0:
+            raise ConfigError("max_train_seconds must be a positive number of seconds")
         if self.precision not in ("auto", "fp32", "bf16", "fp16"):
             raise ConfigError("precision must be one of auto, fp32, bf16, fp16")
         if self.gradient_checkpointing not in ("auto", True, False):
@@ -299,10 +370,8 @@ def _make_callback(tracker, log_path: Path, history: list[tuple[int, float]], ma
 
 
 def _hyperparameters(config: TrainConfig, hw: Hardware) -> dict[str, Any]:
-    keys = ("model", "train_split", "max_train_records", "lora_r", "lora_alpha", "lora_dropout",
-            "lora_target_modules", "max_steps", "num_train_epochs", "learning_rate",
-            "per_device_train_batch_size", "gradient_accumulation_steps", "max_length",
-            "drop_truncated", "warmup_steps", "lr_scheduler_type", "weight_decay", "seed", "merge")
+    keys = ("model", "method", "system_prompt", "init_adapter", "train_split", "max_train_records",
+            *LORA_FIELDS, *SFT_FIELDS, "drop_truncated", "max_train_seconds", "merge")
     params = {k: getattr(config, k) for k in keys}
     params.update(device=hw.device, precision=hw.precision,
                   gradient_checkpointing=hw.gradient_checkpointing)
@@ -351,43 +420,41 @@ def build_trainer(config: TrainConfig | Mapping[str, Any],
 
     # 1-2. Tokenizer, examples, and the loss-mask check (every process does it: cheap
     # and deterministic, and each needs the dataset).
-    tokenizer = AutoTokenizer.from_pretrained(config.model)
+    model_path = resolve_model(config.model)
+    setting = resolve_prompt_setting(config.system_prompt, model_path)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.piilab_system_prompt = setting
     dataset, report = prepare_training_dataset(tokenizer, records, config.max_length,
-                                               drop_truncated=config.drop_truncated)
+                                               drop_truncated=config.drop_truncated,
+                                               system_prompt=setting)
 
     # 3. The model, in the precision chosen for this hardware, and its trainer.
-    model = AutoModelForCausalLM.from_pretrained(config.model, dtype=getattr(torch, hw.dtype_name))
-    peft_config = LoraConfig(
-        r=config.lora_r,
-        lora_alpha=config.lora_alpha,
-        lora_dropout=config.lora_dropout,
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=getattr(torch, hw.dtype_name))
+    peft_config = None
+    if config.init_adapter is not None:
+        from peft import PeftModel
+
+        adapter = Path(config.init_adapter)
+        if not (adapter / "adapter_config.json").is_file():
+            raise ConfigError(f"{adapter}: not an adapter directory (init_adapter)")
+        model = PeftModel.from_pretrained(model, adapter, is_trainable=True)
+    elif config.method == "lora":
+        lora = {peft_name: getattr(config, name) for name, peft_name in LORA_FIELDS.items()}
         # PEFT's shortcut "all-linear" is a string; module names go as a list.
-        target_modules="all-linear" if config.lora_target_modules == ("all-linear",)
-        else list(config.lora_target_modules),
-        bias="none",
-        task_type="CAUSAL_LM",
-    )
+        modules = lora["target_modules"]
+        lora["target_modules"] = "all-linear" if modules == ("all-linear",) else list(modules)
+        peft_config = LoraConfig(**lora, bias="none", task_type="CAUSAL_LM")
     args = SFTConfig(
         output_dir=str(Path(config.output_dir) / "trainer"),
-        max_steps=config.max_steps,
-        num_train_epochs=config.num_train_epochs,
-        learning_rate=config.learning_rate,
-        per_device_train_batch_size=config.per_device_train_batch_size,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
-        max_length=config.max_length,
+        **{name: getattr(config, name) for name in SFT_FIELDS},
         completion_only_loss=True,  # the labels already say so; explicit for every TRL 1.x
-        warmup_steps=config.warmup_steps,
-        lr_scheduler_type=config.lr_scheduler_type,
-        weight_decay=config.weight_decay,
-        seed=config.seed,
         data_seed=config.seed,
         bf16=hw.precision == "bf16",
         fp16=hw.precision == "fp16",
         use_cpu=hw.device == "cpu",
         **_checkpointing_args(SFTConfig, hw.gradient_checkpointing),
-        logging_steps=config.logging_steps,
         save_strategy="no",
         eval_strategy="no",
         report_to="none",  # tracking is ours, through piilab.tracking (no config dumps)
@@ -397,6 +464,8 @@ def build_trainer(config: TrainConfig | Mapping[str, Any],
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset,
                          processing_class=tokenizer, peft_config=peft_config)
+    if config.max_train_seconds is not None:
+        trainer.add_callback(_time_limit(config.max_train_seconds))
     if not config.progress:
         # Without progress bars transformers adds a callback that prints every log dict
         # (timings included) to stdout; library code prints nothing, so drop it. Losses
@@ -475,8 +544,14 @@ def _fit_and_save(run: PreparedRun, out: Path, tracker, main: bool, version: dic
     }
     if main:
         trainer.model.save_pretrained(adapter_dir)
-        if config.merge:
+        if config.method == "full":  # a whole model: keep its tokenizer beside it
+            run.tokenizer.save_pretrained(adapter_dir)
+        else:
+            _record_base_alias(adapter_dir, config.model)
+        write_prompt_setting(adapter_dir, run.tokenizer.piilab_system_prompt)
+        if config.merge and config.method == "lora":
             merged_dir = _merge(config.model, adapter_dir, out / "merged", hw, run.tokenizer)
+            write_prompt_setting(merged_dir, run.tokenizer.piilab_system_prompt)
         _write_json(out / "train_config.json", {
             "config": config.to_dict(), "hardware": dataclasses.asdict(hw),
             "data": version, "piilab_version": __version__, "packages": package_versions()})
@@ -490,6 +565,18 @@ def _fit_and_save(run: PreparedRun, out: Path, tracker, main: bool, version: dic
     return TrainResult(out, adapter_dir, merged_dir, metrics, tuple(history),
                        run.report.to_dict(), tracker.uri, tracker.run_id, hw, model,
                        run.tokenizer, main)
+
+
+def _record_base_alias(adapter_dir: Path, model: str) -> None:
+    """Name the base by its alias (not this machine's cache path) in ``adapter_config.json``,
+    so that the adapter loads wherever the same base model was fetched."""
+    from piilab.models import is_alias
+
+    path = adapter_dir / "adapter_config.json"
+    if is_alias(model) and path.is_file():
+        values = json.loads(path.read_text(encoding="utf-8"))
+        values["base_model_name_or_path"] = model
+        path.write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _checkpointing_args(config_class, enabled: bool) -> dict[str, Any]:
@@ -509,7 +596,8 @@ def _merge(model_id: str, adapter_dir: Path, merged_dir: Path, hw: Hardware, tok
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    base = AutoModelForCausalLM.from_pretrained(model_id, dtype=getattr(torch, hw.dtype_name))
+    base = AutoModelForCausalLM.from_pretrained(resolve_model(model_id),
+                                                dtype=getattr(torch, hw.dtype_name))
     merged = PeftModel.from_pretrained(base, adapter_dir).merge_and_unload()
     merged.save_pretrained(merged_dir)
     tokenizer.save_pretrained(merged_dir)

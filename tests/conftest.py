@@ -49,35 +49,3 @@ def one_torch_thread():
     yield
     torch.set_num_threads(before)
 
-
-@pytest.fixture(scope="module")
-def compiled_core():
-    """`piilab._fastmask.mask_core` as `mask_text` uses it.
-
-    Skipped where the core is not in use (not built: no C compiler at install
-    time; or PIILAB_PURE_PYTHON set), unless PIILAB_REQUIRE_COMPILED=1, which
-    `make test` sets where a C compiler works.
-    """
-    import os
-
-    import piilab.tokenization as tokenization
-
-    if tokenization._compiled_core is None:
-        if os.environ.get("PIILAB_REQUIRE_COMPILED") == "1":
-            pytest.fail("piilab._fastmask is not in use (PIILAB_REQUIRE_COMPILED=1)")
-        pytest.skip("piilab._fastmask is not in use (not built, or PIILAB_PURE_PYTHON set)")
-    return tokenization._compiled_core
-
-
-@pytest.fixture(scope="module", params=["compiled", "python"])
-def mask_implementation(request):
-    """Run a module's tests once with each implementation of `mask_text` (steps 2-4):
-    the compiled core (see `compiled_core`) and the Python reference code."""
-    import piilab.tokenization as tokenization
-
-    if request.param == "compiled":
-        request.getfixturevalue("compiled_core")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "python":
-            patch.setattr(tokenization, "_compiled_core", None)
-        yield request.param

@@ -26,6 +26,9 @@ from piilab.bioes import (
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+TEST_EXTRA = "needs the test extra: pip install -e '.[test]'"
+TRAIN_EXTRA = "needs the train extra: pip install -e '.[train]'"
+
 LABELS = ("PERSON", "PHONE", "CARD_NUMBER")
 
 # "김가상님 010-1234-5678": [CLS] 김가상 님 010 - 1234 - 5678 [SEP]
@@ -335,7 +338,7 @@ def _random_document(rng: random.Random):
 
 
 def test_span_scores_equal_seqeval_strict_iobes_on_generated_documents():
-    metrics = pytest.importorskip("seqeval.metrics")
+    metrics = pytest.importorskip("seqeval.metrics", reason=TEST_EXTRA)
     from seqeval.scheme import IOBES
 
     rng = random.Random(20240508)
@@ -364,7 +367,7 @@ def test_span_scores_equal_seqeval_strict_iobes_on_generated_documents():
 
 
 def test_seqeval_strict_drops_ill_formed_chunks_that_the_decoder_keeps():
-    metrics = pytest.importorskip("seqeval.metrics")
+    metrics = pytest.importorskip("seqeval.metrics", reason=TEST_EXTRA)
     from seqeval.scheme import IOBES
 
     offsets = [(0, 1), (1, 2), (2, 3)]
@@ -384,7 +387,7 @@ def test_seqeval_strict_drops_ill_formed_chunks_that_the_decoder_keeps():
 @pytest.mark.slow
 @pytest.mark.train
 def test_every_corpus_span_round_trips_with_the_tiny_encoder_tokenizer(corpus, all_records):
-    pytest.importorskip("transformers")
+    pytest.importorskip("transformers", reason=TRAIN_EXTRA)
     from piilab.ner import gold_spans, train_encoder_tokenizer
 
     tokenizer = train_encoder_tokenizer(corpus["train"])
@@ -405,7 +408,7 @@ def test_every_corpus_span_round_trips_with_the_tiny_encoder_tokenizer(corpus, a
 @pytest.mark.slow
 @pytest.mark.train
 def test_chat_tokenizer_misalignments_are_reported_never_moved(corpus, all_records):
-    pytest.importorskip("transformers")
+    pytest.importorskip("transformers", reason=TRAIN_EXTRA)
     from piilab.ner import gold_spans
     from piilab.tiny import train_tokenizer
 

@@ -4,8 +4,8 @@ Runs against `_build/html` (build it first: `make book-html`; `make test` does) 
 127.0.0.1, in Debian's Chromium driven by Playwright. Requests to any other host are blocked,
 so the test needs no network. Screenshots go to `test-artifacts/` for a human to look at.
 
-Without Chromium the tests are skipped, unless `CI` is set or `PIILAB_REQUIRE_BROWSER=1`, in
-which case they fail (`make browser-deps` installs it).
+Without Chromium (or Playwright, from the test extra) the tests are skipped, unless `CI` is set
+or `PIILAB_REQUIRE_BROWSER=1`, in which case they fail (`make browser-deps` installs Chromium).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -64,15 +65,22 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def _missing(message: str) -> NoReturn:
+    """Skip, or fail where the browser test is required (CI or PIILAB_REQUIRE_BROWSER=1)."""
+    if os.environ.get("CI") or os.environ.get("PIILAB_REQUIRE_BROWSER") == "1":
+        pytest.fail(message + "; required because CI or PIILAB_REQUIRE_BROWSER=1 is set")
+    pytest.skip(message)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     executable = _chromium()
     if executable is None:
-        message = "Chromium not found (install it with `make browser-deps`)"
-        if os.environ.get("CI") or os.environ.get("PIILAB_REQUIRE_BROWSER") == "1":
-            pytest.fail(message + "; required because CI or PIILAB_REQUIRE_BROWSER=1 is set")
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
+        _missing("Chromium not found (install it with `make browser-deps`)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("Playwright not found: needs the test extra: pip install -e '.[test]'")
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)

@@ -45,7 +45,8 @@ def test_evaluate_rejects_bad_predictions_without_echoing_values(dataset_dir, tm
     assert main(["evaluate", "--records", str(dataset_dir / "test.jsonl"),
                  "--predictions", str(preds)]) == 2
     err = capsys.readouterr().err
-    assert "duplicate prediction id" in err and r["id"] in err
+    # The record is named by its line, not by its id (an id is data read from the file too).
+    assert "bad.jsonl:2: duplicate prediction id" in err and r["id"] not in err
     assert all(e["value"] not in err for e in r["entities"])
 
 

@@ -91,11 +91,22 @@ def test_mapping_file_is_private(run, files, umask_022):
     ]  # no temporary files left behind
 
 
-def test_existing_mapping_file_is_replaced_and_made_private(run, files):
+def test_existing_mapping_file_is_kept_without_force(run, files):
+    (files / "map.json").write_text("{}")
+    code, _, err = run("mask", "--candidates", str(files / "cands.tsv"), "--in",
+                       str(files / "doc.txt"), "--out", str(files / "masked.txt"),
+                       "--mapping", str(files / "map.json"))
+    assert code == 2 and "use --force" in err
+    assert (files / "map.json").read_text() == "{}" and not (files / "masked.txt").exists()
+
+
+def test_existing_mapping_file_is_replaced_with_force_and_made_private(run, files):
     (files / "map.json").write_text("{}")
     os.chmod(files / "map.json", 0o644)
-    run("mask", "--candidates", str(files / "cands.tsv"), "--in", str(files / "doc.txt"),
-        "--out", str(files / "masked.txt"), "--mapping", str(files / "map.json"))
+    code, _, _ = run("mask", "--candidates", str(files / "cands.tsv"), "--in",
+                     str(files / "doc.txt"), "--out", str(files / "masked.txt"),
+                     "--mapping", str(files / "map.json"), "--force")
+    assert code == 0
     assert stat.S_IMODE(os.stat(files / "map.json").st_mode) == 0o600
     assert json.loads((files / "map.json").read_text(encoding="utf-8"))
 
@@ -160,7 +171,7 @@ def test_out_and_mapping_must_differ(run, files):
     code, _, err = run("mask", "--candidates", str(files / "cands.tsv"), "--in",
                        str(files / "doc.txt"), "--out", str(files / "x.json"), "--mapping",
                        str(files / "x.json"))
-    assert code == 2 and "different files" in err
+    assert code == 2 and "same file" in err
     assert not (files / "x.json").exists()
 
 

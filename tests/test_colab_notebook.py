@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from piilab.book import course_links
+
 REPO = Path(__file__).resolve().parent.parent
+TEST_EXTRA = "needs the test extra: pip install -e '.[test]'"
+TRAIN_EXTRA = "needs the train extra: pip install -e '.[train]'"
 NOTEBOOKS = {"en": REPO / "notebooks" / "colab" / "finetune_lora.ipynb",
              "ja": REPO / "notebooks" / "colab" / "finetune_lora_ja.ipynb"}
 PARAMETERS = ("model_id", "max_steps", "learning_rate", "batch_size", "max_length", "data_dir",
@@ -50,7 +54,8 @@ def test_parameters_cell_is_tagged_and_declares_the_knobs(lang):
     source = "".join(tagged[0]["source"])
     for name in PARAMETERS:
         assert re.search(rf"^{name} = ", source, re.M), name
-    assert 'model_id = "Qwen/Qwen2.5-0.5B-Instruct"' in source
+    assert 'model_id = "smollm2-135m"' in source  # the course's base, as in the CPU runs
+    assert 'system_prompt = "none"' in source  # the setting of configs/train_colab_gpu.json
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -62,8 +67,12 @@ def test_notebook_is_a_colab_gpu_target_without_outputs(lang):
         if cell["cell_type"] == "code":
             assert cell.get("outputs") == [] and cell.get("execution_count") is None
     code = "\n".join(_code(nb))
-    assert "piilab[train] @ git+https://github.com/piilab/piilab" in code
+    links = course_links()  # _config.yml; tools/build_notebooks.py keeps the notebooks in step
+    assert f"piilab[colab,train] @ git+{links.repository_url}@{links.branch}" in code
     assert 'find_spec("piilab") is None' in code  # no install where piilab is importable
+    # The course's base is fetched only for an alias: a local directory (the tiny model of the
+    # papermill run below) needs no network.
+    assert 'if is_alias(model_id):' in code and '"fetch-model", model_id]' in code
     for step in ("check_loss_mask(", "train(config)", "predict_records(", "evaluate(",
                  "plot_per_type("):
         assert step in code, step
@@ -72,15 +81,16 @@ def test_notebook_is_a_colab_gpu_target_without_outputs(lang):
 
 def test_default_model_is_justified_in_prose():
     prose = _prose(_load("en"))
-    assert "Why `Qwen/Qwen2.5-0.5B-Instruct` by default" in prose
+    assert "Why SmolLM2-135M by default" in prose
+    assert "piilab fetch-model smollm2-135m" in prose
     assert "accelerate launch" in prose
 
 
 @pytest.mark.slow
 @pytest.mark.train
 def test_papermill_runs_the_notebook_on_the_tiny_model(tmp_path, corpus, monkeypatch):
-    papermill = pytest.importorskip("papermill")
-    pytest.importorskip("trl")
+    papermill = pytest.importorskip("papermill", reason=TEST_EXTRA)
+    pytest.importorskip("trl", reason=TRAIN_EXTRA)
     from piilab.dataset import read_jsonl
     from piilab.tiny import build_tiny_model
 
@@ -105,10 +115,14 @@ def test_papermill_runs_the_notebook_on_the_tiny_model(tmp_path, corpus, monkeyp
     assert all(set(p) == {"id", "output", "parse_success"} for p in predictions)
     assert (out_dir / "adapter" / "adapter_model.safetensors").exists()
     assert (out_dir / "mlflow.db").exists()
+    prompt = json.loads((out_dir / "adapter" / "piilab_prompt.json").read_text(encoding="utf-8"))
+    assert prompt == {"system_prompt": "none"}
+    assert (out_dir / "merged" / "config.json").exists()  # merge = True, as in the GPU config
     nb = json.loads(executed.read_text(encoding="utf-8"))
     text = "".join(
         "".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
         for o in c.get("outputs", []))
+    assert "system prompt: none" in text
     assert "ok=True checked=32 mismatched=0 truncated=0" in text
     assert "carry loss: '<|im_end|>'" in text
     assert "3 steps" in text

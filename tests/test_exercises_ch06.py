@@ -23,6 +23,7 @@ HEADER = 29  # the last "<|im_start|>": the assistant header is 29, 30, 31
 START, END = 32, 43  # the completion, then its <|im_end|>
 RIGHT = list(range(START, END + 1))
 BROKEN = ["B", "C", "D"]
+TRAIN_EXTRA = "needs the train extra: pip install -e '.[train]'"
 
 
 def _both(check, answer):
@@ -137,7 +138,7 @@ def test_template_failure_messages_never_name_the_missing_ones(answer):
 
 @pytest.fixture(scope="module")
 def tokenizer(corpus):
-    pytest.importorskip("transformers")
+    pytest.importorskip("transformers", reason=TRAIN_EXTRA)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from piilab.tiny import train_tokenizer
 

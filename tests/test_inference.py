@@ -18,6 +18,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from piilab.inference import make_prediction, parse_flag
 
+TRAIN_EXTRA = "needs the train extra: pip install -e '.[train]'"
+
 # One intra-op torch thread for the whole module (see conftest.one_torch_thread).
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -41,7 +43,7 @@ def test_think_blocks_in_raw_output_are_handled_by_the_parse_rule():
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory, corpus):
-    pytest.importorskip("transformers")
+    pytest.importorskip("transformers", reason=TRAIN_EXTRA)
     from piilab.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny"), corpus["train"], seed=0)
@@ -57,6 +59,7 @@ def loaded(tiny_dir):
 @pytest.fixture(scope="module")
 def adapter_dir(tiny_dir, tmp_path_factory):
     """A LoRA adapter with random (nonzero) weights, saved like a trained one."""
+    pytest.importorskip("peft", reason=TRAIN_EXTRA)
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
@@ -120,8 +123,27 @@ def test_prompt_is_rendered_as_in_training(loaded, corpus):
 
     _, tokenizer = loaded
     record = corpus["test"][0]
-    tok = tokenize_example(tokenizer, record)
+    setting = tokenizer.piilab_system_prompt
+    assert setting == "none"  # what the tiny model was saved with, read by load_for_inference
+    tok = tokenize_example(tokenizer, record, system_prompt=setting)
     assert prompt_ids(tokenizer, record["source_text"]) == list(tok.input_ids[: tok.prompt_tokens])
+    # the setting matters: the full system prompt is another, much longer, prompt
+    full = prompt_ids(tokenizer, record["source_text"], system_prompt="full")
+    assert len(full) > len(tok.input_ids[: tok.prompt_tokens]) + 50
+
+
+@pytest.mark.train
+def test_an_adapter_carries_its_training_prompt_setting(adapter_dir, tmp_path):
+    import shutil
+
+    from piilab.inference import load_for_inference
+    from piilab.sft import write_prompt_setting
+
+    copy = tmp_path / "adapter"
+    shutil.copytree(adapter_dir, copy)
+    write_prompt_setting(copy, "short")
+    _, tokenizer = load_for_inference(copy, device="cpu")
+    assert tokenizer.piilab_system_prompt == "short"
 
 
 @pytest.mark.train

@@ -30,6 +30,8 @@ from piilab.tokenization import mask_text
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
+TRAIN_EXTRA = "needs the train extra: pip install -e '.[train]'"
+
 
 def _record(source, *entities, rid="r1", language="ko", split="test"):
     return {"id": rid, "split": split, "language": language, "source_text": source,
@@ -140,7 +142,7 @@ def test_model_predictions_need_one_span_list_per_record():
 
 @pytest.fixture(scope="module")
 def encoder_tokenizer(corpus):
-    pytest.importorskip("transformers")
+    pytest.importorskip("transformers", reason=TRAIN_EXTRA)
     return ner.train_encoder_tokenizer(corpus["train"])
 
 
@@ -154,7 +156,7 @@ def encoder_tokenizer_dir(encoder_tokenizer, tmp_path_factory):
 @pytest.fixture(scope="module")
 def word_tokenizer_dir(corpus, tmp_path_factory):
     """A word-level tokenizer: "김가상님" is one token, so the name cannot be tagged."""
-    pytest.importorskip("transformers")
+    pytest.importorskip("transformers", reason=TRAIN_EXTRA)
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -296,7 +298,7 @@ def _mode(path) -> int:
 @pytest.mark.train
 def test_export_ner_writes_the_whole_corpus_that_datasets_loads(run, dataset_dir, corpus,
                                                                 encoder_tokenizer_dir, tmp_path):
-    datasets = pytest.importorskip("datasets")
+    datasets = pytest.importorskip("datasets", reason=TRAIN_EXTRA)
     out = tmp_path / "ner"
     code, stdout, _ = run("export-ner", dataset_dir, "--tokenizer", encoder_tokenizer_dir,
                           "--out", out)
@@ -359,6 +361,8 @@ def test_export_ner_stops_at_a_misaligned_record_unless_told_to_skip(run, datase
 
 @pytest.mark.train
 def test_export_ner_reports_bad_inputs(run, dataset_dir, tmp_path):
+    # `export-ner` loads the tokenizer with transformers
+    pytest.importorskip("transformers", reason=TRAIN_EXTRA)
     code, _, err = run("export-ner", tmp_path / "missing", "--tokenizer", tmp_path, "--out",
                        tmp_path / "o")
     assert code == 2 and "not a directory" in err

@@ -8,8 +8,8 @@ import os
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+torch = pytest.importorskip("torch", reason="needs the train extra: pip install -e '.[train]'")
+pytest.importorskip("transformers", reason="needs the train extra: pip install -e '.[train]'")
 
 from piilab import ner  # noqa: E402
 from piilab.bioes import bioes_classes, span_scores  # noqa: E402

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ matplotlib.use("Agg")
 from piilab.evaluation import evaluate, oracle_predictions
 from piilab.plots import (
     TEXT,
+    MissingFontError,
+    cjk_font_path,
     plot_label_counts,
     plot_leaks,
     plot_per_type,
@@ -38,8 +41,37 @@ def _render(ax, tmp_path, name):
     assert (tmp_path / name).stat().st_size > 1000
 
 
-def test_a_cjk_font_is_found():
-    assert setup_cjk_fonts()
+def test_the_cjk_font_comes_from_the_installed_package_not_the_system():
+    """A machine with system CJK fonts must not hide a missing font package again."""
+    import importlib.util
+
+    from matplotlib import font_manager
+
+    family = setup_cjk_fonts()
+    assert family.startswith("Noto Sans CJK")
+    package_dir = Path(importlib.util.find_spec("noto_cjk_sans_otc").origin).parent
+    resolved = Path(font_manager.findfont(font_manager.FontProperties(family=family),
+                                          fallback_to_default=False))
+    assert resolved.resolve() == (package_dir / "NotoSansCJK-Regular.ttc").resolve()
+    assert matplotlib.rcParams["font.family"][-1] == family
+
+
+def test_the_packaged_font_covers_hangul_kana_and_kanji():
+    from matplotlib.ft2font import FT2Font
+
+    charmap = FT2Font(str(cjk_font_path())).get_charmap()
+    texts = ("김가상 연락처 홍길동", "ひらがな カタカナ", "漏洩率 適合率 再現率 個人情報 学習 分割")
+    for text in texts:
+        missing = [c for c in text if not c.isspace() and ord(c) not in charmap]
+        assert not missing, missing
+
+
+def test_a_missing_font_package_names_a_command_that_exists(monkeypatch):
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(MissingFontError, match="pip install noto-cjk-sans-otc"):
+        cjk_font_path()
 
 
 def test_both_languages_have_the_same_text_keys():

@@ -10,6 +10,8 @@ import pytest
 from piilab.plots_splits import STRATA, TEXT, TITLES, plot_split_composition, split_composition
 from piilab.splits import family_split
 
+BOOK_EXTRA = "needs the book extra: pip install -e '.[book]'"
+
 
 def rec(family, language="ko", entities=(), **extra):
     return {"id": f"{family}-{language}-{len(entities)}", "language": language,
@@ -51,7 +53,7 @@ def test_both_languages_have_the_same_text_keys():
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("title", ["seed", "family", None])
 def test_composition_plot_renders_without_missing_glyphs(corpus, lang, title, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=BOOK_EXTRA)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,6 +76,6 @@ def test_composition_plot_renders_without_missing_glyphs(corpus, lang, title, tm
 
 
 def test_unknown_language_is_refused(corpus):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=BOOK_EXTRA)
     with pytest.raises(ValueError, match="lang"):
         plot_split_composition(corpus, "fr")

@@ -16,6 +16,23 @@ from piilab.labels import LABELS
 from piilab.quiz import QuizError, answer_key, load_quiz, show_quiz, validate_quiz
 
 REPO = Path(__file__).resolve().parent.parent
+BOOK_EXTRA = "needs the book extra: pip install -e '.[book]'"
+
+
+@pytest.fixture
+def jsonschema_installed():
+    """`validate_quiz` (and so `load_quiz`, `show_quiz`) checks the schema with jsonschema."""
+    pytest.importorskip("jsonschema", reason=BOOK_EXTRA)
+
+
+@pytest.fixture
+def jupyterquiz_installed(jsonschema_installed):
+    """`show_quiz` displays the quiz with jupyterquiz."""
+    pytest.importorskip("jupyterquiz", reason=BOOK_EXTRA)
+
+
+needs_jsonschema = pytest.mark.usefixtures("jsonschema_installed")
+needs_jupyterquiz = pytest.mark.usefixtures("jupyterquiz_installed")
 
 
 def _question(qid: str = "q-one", correct: int = 0, n: int = 3) -> dict:
@@ -37,10 +54,12 @@ def _quiz(n: int = 5) -> list[dict]:
 # ---------------------------------------------------------------------------- validation
 
 
+@needs_jsonschema
 def test_a_well_formed_quiz_validates():
     validate_quiz(_quiz())
 
 
+@needs_jsonschema
 def test_load_quiz_reads_and_validates_a_file(tmp_path):
     path = tmp_path / "00_x.json"
     path.write_text(json.dumps(_quiz(6), ensure_ascii=False), encoding="utf-8")
@@ -54,6 +73,7 @@ def test_invalid_json_names_the_file_and_position(tmp_path):
         load_quiz(path)
 
 
+@needs_jsonschema
 def test_missing_feedback_names_the_file_and_the_question():
     quiz = _quiz()
     del quiz[2]["answers"][1]["feedback"]
@@ -65,6 +85,7 @@ def test_missing_feedback_names_the_file_and_the_question():
     assert "'feedback' is a required property" in message
 
 
+@needs_jsonschema
 @pytest.mark.parametrize("correct_flags", [(False, False, False), (True, True, False)])
 def test_exactly_one_answer_is_correct(correct_flags):
     quiz = _quiz()
@@ -74,6 +95,7 @@ def test_exactly_one_answer_is_correct(correct_flags):
         validate_quiz(quiz)
 
 
+@needs_jsonschema
 def test_question_count_is_five_to_eight():
     with pytest.raises(QuizError, match=r"is too short"):
         validate_quiz(_quiz(4))
@@ -81,6 +103,7 @@ def test_question_count_is_five_to_eight():
         validate_quiz(_quiz(9))
 
 
+@needs_jsonschema
 def test_duplicate_ids_are_rejected():
     quiz = _quiz()
     quiz[4]["id"] = "q-1"
@@ -88,6 +111,7 @@ def test_duplicate_ids_are_rejected():
         validate_quiz(quiz)
 
 
+@needs_jsonschema
 def test_unknown_fields_and_types_are_rejected():
     quiz = _quiz()
     quiz[0]["type"] = "numeric"
@@ -98,6 +122,7 @@ def test_unknown_fields_and_types_are_rejected():
     assert "'hint' was unexpected" in str(error.value)
 
 
+@needs_jsonschema
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
@@ -115,6 +140,7 @@ def test_markup_that_jupyterquiz_would_misread_is_rejected(text, problem):
         validate_quiz(quiz)
 
 
+@needs_jsonschema
 def test_allowed_markup_passes():
     quiz = _quiz()
     quiz[0]["question"] = "What does <code>TYPE&lt;TAB&gt;VALUE</code> mean? <b>Think</b>"
@@ -146,6 +172,7 @@ def _captured_quiz(monkeypatch, path) -> list:
     return shown
 
 
+@needs_jupyterquiz
 def test_show_quiz_emits_the_container_and_the_script(monkeypatch):
     path = REPO / "book" / "quizzes" / "en" / "00_welcome.json"
     shown = _captured_quiz(monkeypatch, path)
@@ -157,6 +184,7 @@ def test_show_quiz_emits_the_container_and_the_script(monkeypatch):
     assert 'data-shuffleanswers="True"' in html
 
 
+@needs_jupyterquiz
 def test_show_quiz_is_deterministic_and_leaves_the_random_state_alone(monkeypatch):
     path = REPO / "book" / "quizzes" / "ja" / "01_architecture.json"
     random.seed(1234)
@@ -168,6 +196,7 @@ def test_show_quiz_is_deterministic_and_leaves_the_random_state_alone(monkeypatc
     assert first[0].data == second[0].data and first[1].data == second[1].data
 
 
+@needs_jupyterquiz
 def test_show_quiz_refuses_an_invalid_file(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text("[]", encoding="utf-8")

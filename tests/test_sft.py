@@ -12,8 +12,8 @@ import os
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-pytest.importorskip("transformers")
-pytest.importorskip("datasets")
+pytest.importorskip("transformers", reason="needs the train extra: pip install -e '.[train]'")
+pytest.importorskip("datasets", reason="needs the train extra: pip install -e '.[train]'")
 
 from piilab.labels import LABELS
 from piilab.sft import (
@@ -77,6 +77,7 @@ def test_system_prompt_states_every_label_and_the_format():
 
 
 def test_dataset_is_in_trl_prompt_completion_conversational_format(corpus):
+    pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
     from trl.data_utils import is_conversational
 
     dataset = build_sft_dataset(corpus["train"][:5])
@@ -257,3 +258,40 @@ def test_length_stats_use_nearest_rank():
     assert length_stats([]) == {"min": 0, "p50": 0, "mean": 0.0, "p95": 0, "max": 0}
     stats = length_stats(list(range(1, 101)))
     assert (stats["min"], stats["p50"], stats["p95"], stats["max"]) == (1, 50, 95, 100)
+
+
+# --- the system-prompt setting ------------------------------------------------------------
+
+
+def test_prompt_settings_are_full_short_and_none():
+    from piilab.sft import SYSTEM_PROMPTS, system_prompt_text
+
+    assert system_prompt_text("full") == SYSTEM_PROMPT
+    assert system_prompt_text("none") == ""
+    assert all(label in SYSTEM_PROMPTS["short"] for label in LABELS)
+    assert len(SYSTEM_PROMPTS["short"]) < len(SYSTEM_PROMPT) / 3
+    with pytest.raises(ValueError, match="full, short, none"):
+        system_prompt_text("long")
+
+
+@pytest.mark.parametrize("setting", ["full", "short", "none"])
+def test_every_setting_keeps_an_exact_loss_mask_and_fewer_prompt_tokens(tokenizer, corpus,
+                                                                          setting):
+    records = corpus["train"][:40]
+    report = check_loss_mask(tokenizer, records, max_length=1024, system_prompt=setting)
+    assert report.ok, report.reasons
+    full = check_loss_mask(tokenizer, records, max_length=1024, system_prompt="full")
+    if setting != "full":
+        assert report.lengths["prompt"]["mean"] < full.lengths["prompt"]["mean"]
+    assert report.lengths["completion"] == full.lengths["completion"]
+
+
+def test_the_setting_is_saved_and_read_back(tmp_path):
+    from piilab.sft import PROMPT_FILE, read_prompt_setting, write_prompt_setting
+
+    assert read_prompt_setting(tmp_path) is None
+    write_prompt_setting(tmp_path, "short")
+    assert read_prompt_setting(tmp_path) == "short"
+    (tmp_path / PROMPT_FILE).write_text('{"system_prompt": "long"}')
+    with pytest.raises(ValueError):
+        read_prompt_setting(tmp_path)

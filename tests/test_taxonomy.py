@@ -108,7 +108,9 @@ def test_map_spans_reports_spans_without_counterpart():
 
 
 def test_builtin_parser_reads_the_file_as_pyyaml_does():
-    yaml = pytest.importorskip("yaml")
+    yaml = pytest.importorskip(
+        "yaml", reason="needs PyYAML, from the book or train extra: pip install -e '.[book]'"
+    )
     text = _shipped_text()
     assert parse_yaml_subset(text) == yaml.safe_load(text)
 

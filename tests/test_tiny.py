@@ -33,7 +33,8 @@ def test_auto_classes_load_it(tiny_dir):
     tokenizer = AutoTokenizer.from_pretrained(tiny_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_dir)
     assert model.config.model_type == "llama"
-    assert model.config.num_hidden_layers == TINY_CONFIG["num_hidden_layers"] == 2
+    assert model.config.num_hidden_layers == TINY_CONFIG["num_hidden_layers"] == 3
+    assert model.config.hidden_size == TINY_CONFIG["hidden_size"] == 192
     assert model.dtype == torch.float32
     assert tokenizer.eos_token == END_OF_TURN
     assert tokenizer.pad_token is not None and tokenizer.pad_token != tokenizer.eos_token
@@ -66,7 +67,7 @@ def test_another_seed_changes_only_the_weights(tiny_dir, tmp_path, corpus):
     other = _hashes(build_tiny_model(tmp_path / "other", corpus["train"], seed=1))
     mine = _hashes(tiny_dir)
     differ = {name for name in mine if mine[name] != other[name]}
-    assert differ == {"model.safetensors", "piilab_tiny.json"}
+    assert differ == {"model.safetensors", "piilab_tiny.json"}  # not the tokenizer or prompt
 
 
 def test_building_leaves_the_global_rng_alone(tmp_path, corpus):
@@ -106,7 +107,58 @@ def test_chat_template_ends_the_assistant_turn_with_the_stop_token_inside(tiny_d
 def test_provenance_file_records_the_build(tiny_dir, corpus):
     info = json.loads((tiny_dir / "piilab_tiny.json").read_text())
     assert info["seed"] == 0 and info["training_records"] == len(corpus["train"])
-    assert 100_000 < info["parameters"] < 2_000_000
+    assert 1_000_000 < info["parameters"] < 2_500_000
+    assert info["copy_friendly"] is True and info["system_prompt"] == "none"
+
+
+def test_every_gold_value_is_the_same_tokens_in_the_answer_and_the_document(tiny_dir, corpus):
+    """The copy-friendly pre-tokenizer: a value is copied token by token, never translated."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_dir)
+
+    def occurs(part, whole):
+        return any(whole[i:i + len(part)] == part for i in range(len(whole) - len(part) + 1))
+
+    checked = 0
+    for record in corpus["train"][:300] + corpus["test"][:100]:
+        doc = tokenizer(record["source_text"], add_special_tokens=False)["input_ids"]
+        answer = tokenizer(record["target_tsv"], add_special_tokens=False)["input_ids"]
+        for entity in record["entities"]:
+            value = tokenizer(entity["value"], add_special_tokens=False)["input_ids"]
+            assert occurs(value, doc) and occurs(value, answer), record["id"]
+            checked += 1
+    assert checked > 500
+
+
+def test_the_plain_bpe_breaks_that_which_is_why_it_is_not_the_default(corpus):
+    from piilab.tiny import train_tokenizer
+
+    records = corpus["train"][:300]
+    plain = train_tokenizer(records, copy_friendly=False)
+    matched = total = 0
+    for record in records:
+        doc = plain(record["source_text"], add_special_tokens=False)["input_ids"]
+        for line in record["target_tsv"].splitlines():
+            ids = plain(line, add_special_tokens=False)["input_ids"]
+            value = plain(line.split("\t", 1)[1], add_special_tokens=False)["input_ids"]
+            total += 1
+            matched += ids[-len(value):] == value and any(
+                doc[i:i + len(value)] == value for i in range(len(doc)))
+    assert total > 500 and matched / total < 0.5
+
+
+def test_the_prompt_setting_is_saved_with_the_model(tiny_dir):
+    from piilab.sft import read_prompt_setting
+
+    assert read_prompt_setting(tiny_dir) == "none"
+
+
+def test_architecture_overrides_are_applied_and_unknown_ones_refused(tmp_path, corpus):
+    out = build_tiny_model(tmp_path / "m", corpus["train"][:50], config={"num_hidden_layers": 1})
+    assert json.loads((out / "config.json").read_text())["num_hidden_layers"] == 1
+    with pytest.raises(ValueError, match="layers"):
+        build_tiny_model(tmp_path / "n", corpus["train"][:50], config={"layers": 1})
 
 
 def test_no_records_is_an_error(tmp_path):

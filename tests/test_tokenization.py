@@ -17,9 +17,6 @@ from piilab.tokenization import (
     reassemble_text,
 )
 
-# Every test here runs with the compiled core and with the Python code.
-pytestmark = pytest.mark.usefixtures("mask_implementation")
-
 
 def masked(source: str, *candidates: tuple[str, str]) -> str:
     return mask_text(source, list(candidates)).masked_text

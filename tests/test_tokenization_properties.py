@@ -12,16 +12,12 @@ import itertools
 import re
 import unicodedata
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from piilab.labels import LABEL_PRIORITY, LABELS
 from piilab.matching import find_occurrences
 from piilab.tokenization import Span, mask_text, reassemble_text
-
-# Every test here runs with the compiled core and with the Python code.
-pytestmark = pytest.mark.usefixtures("mask_implementation")
 
 PIECES = [
     "김", "가", "상", "이", "나", "\u1100\u1161",  # 가 decomposed (NFD)

@@ -25,6 +25,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from piilab.tokenization import mask_text
 from piilab.tracking import NullTracker, TrackingError, default_tracking_uri
 
+TRAIN_EXTRA = "needs the train extra: pip install -e '.[train]'"
+
 
 def _needles(records) -> set[str]:
     """Every piece of training text that must never reach a log or a tracking store."""
@@ -84,8 +86,8 @@ def test_the_scan_finds_what_it_looks_for(corpus):
 
 @pytest.fixture(scope="module")
 def scanned_run(tmp_path_factory, corpus):
-    pytest.importorskip("trl")
-    pytest.importorskip("mlflow")
+    pytest.importorskip("trl", reason=TRAIN_EXTRA)
+    pytest.importorskip("mlflow", reason=TRAIN_EXTRA)
     import torch
     import transformers
 

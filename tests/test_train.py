@@ -35,15 +35,38 @@ def _mixed(records, n_ko, n_en):
 # --- configuration (no training) ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["train_tiny_cpu.json", "train_colab_gpu.json"])
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("*.json")))
 def test_committed_configs_load(name):
     config = load_config(REPO / "configs" / name)
     assert config.max_steps > 0 and config.max_length >= 256
     assert set(config.lora_target_modules) >= {"q_proj", "v_proj"}
+    assert config.method in ("lora", "full")
 
 
-def test_colab_config_trains_a_real_instruct_model():
-    assert load_config(REPO / "configs" / "train_colab_gpu.json").model.startswith("Qwen/")
+def test_colab_and_cpu_configs_train_the_same_pretrained_base():
+    from piilab.models import MODELS
+
+    for name in ("train_colab_gpu.json", "train_smollm2_cpu.json"):
+        config = load_config(REPO / "configs" / name)
+        assert config.model in MODELS and config.method == "lora"
+
+
+def test_new_options_are_validated():
+    for bad in ({"method": "qlora"}, {"system_prompt": "long"}, {"max_train_seconds": 0}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            TrainConfig("m", **bad)
+
+
+def test_every_trl_and_peft_field_comes_from_one_declared_mapping():
+    import dataclasses
+
+    from piilab.train import LORA_FIELDS, SFT_FIELDS
+
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    assert set(SFT_FIELDS) <= fields and set(LORA_FIELDS) <= fields
+    trl = pytest.importorskip("trl", reason="needs the train extra")
+    sft_names = {f.name for f in dataclasses.fields(trl.SFTConfig)}
+    assert set(SFT_FIELDS) <= sft_names  # each goes to SFTConfig under its own name
 
 
 def test_toml_config_and_overrides(tmp_path):
@@ -240,7 +263,10 @@ def test_trl_trains_on_exactly_the_checked_labels(tiny_dir, tmp_path, corpus):
                                 track=False), records=records)
     batch = next(iter(run.trainer.get_train_dataloader()))
     expected = {tuple(t.input_ids): t.labels
-                for t in (tokenize_example(run.tokenizer, r) for r in records)}
+                for t in (tokenize_example(run.tokenizer, r,
+                                           system_prompt=run.tokenizer.piilab_system_prompt)
+                          for r in records)}
+    assert run.tokenizer.piilab_system_prompt == "none"  # what the tiny model saved
     assert batch["input_ids"].shape[0] == len(records)
     for ids, labels, mask in zip(batch["input_ids"].tolist(), batch["labels"].tolist(),
                                  batch["attention_mask"].tolist(), strict=True):
@@ -269,3 +295,43 @@ def test_cli_reports_configuration_errors(tmp_path, capsys):
     path.write_text(json.dumps({"model": "m", "tokenizer": "x"}))
     assert main(["train", "--config", str(path)]) == 2
     assert "tokenizer" in capsys.readouterr().err
+
+
+@pytest.mark.train
+def test_full_training_saves_a_whole_model_with_its_tokenizer_and_prompt(tiny_dir, tmp_path,
+                                                                          corpus):
+    """method="full": the same TRL path without a PEFT configuration trains every weight."""
+    from transformers import AutoModelForCausalLM
+
+    from piilab.inference import load_for_inference
+    from piilab.train import train
+
+    config = _config(tiny_dir, tmp_path / "full", method="full", max_steps=3,
+                     per_device_train_batch_size=4, track=False)
+    result = train(config, records=_mixed(corpus["train"], 8, 4))
+    saved = result.adapter_dir
+    assert not (saved / "adapter_config.json").exists()
+    assert {"model.safetensors", "tokenizer.json", "piilab_prompt.json"} <= {
+        p.name for p in saved.iterdir()}
+    before = AutoModelForCausalLM.from_pretrained(tiny_dir).state_dict()
+    after = AutoModelForCausalLM.from_pretrained(saved).state_dict()
+    changed = [k for k in before if not torch_equal(before[k], after[k])]
+    assert len(changed) > len(before) // 2  # every kind of weight moved, not an adapter
+    _, tokenizer = load_for_inference(saved)
+    assert tokenizer.piilab_system_prompt == "none"
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return bool(torch.equal(a, b))
+
+
+@pytest.mark.train
+def test_a_wall_clock_limit_stops_training_early(tiny_dir, tmp_path, corpus):
+    from piilab.train import train
+
+    config = _config(tiny_dir, tmp_path / "limited", max_steps=500, max_train_seconds=0.001,
+                     per_device_train_batch_size=2, track=False)
+    result = train(config, records=_mixed(corpus["train"], 8, 4))
+    assert result.metrics["global_step"] == 1

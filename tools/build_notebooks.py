@@ -10,8 +10,16 @@ folder, `notebooks/<lang>/` (the folder nbval runs it in, too). The result is wr
 stable cell ids and no timing metadata, so re-running an unchanged chapter changes nothing.
 These twins are the references nbval compares a fresh run with, and the Colab targets.
 
+The course's address is written once, in `_config.yml` (`repository.url`, `repository.branch`,
+read with PyYAML). Chapter sources carry placeholders instead (`@REPOSITORY_URL@`,
+`@REPOSITORY_BRANCH@`, `@COLAB_PATH@`: `piilab.book.CourseLinks`), filled in here in every
+cell of a twin. The hand-written Colab notebooks `notebooks/colab/*.ipynb` are opened straight
+from GitHub, so they hold the address itself: every run re-points their Colab links and their
+`pip install git+...` source at the configured repository, in place.
+
 `--check` does not execute anything: it compares the sources (cells and tags) of the committed
-twins with what the `.md` files would produce.
+twins with what the `.md` files would produce, and checks that the Colab notebooks point at
+the configured repository.
 """
 
 from __future__ import annotations
@@ -26,13 +34,33 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
+from piilab.book import CourseLinks, course_links
+
 REPO = Path(__file__).resolve().parent.parent
+#: The one file that names the course's repository (and Colab).
+CONFIG = REPO / "_config.yml"
+#: Hand-written notebooks opened from GitHub (not built from a chapter).
+COLAB_NOTEBOOKS = REPO / "notebooks" / "colab"
 LANGUAGES = ("en", "ja")
 CHAPTER_FILE = re.compile(r"^\d\d_[A-Za-z0-9_]+\.md$")
 #: A Markdown link to a chapter: `](../ja/01_architecture.md)` or `](02_data.md#anchor)`.
 CHAPTER_LINK = re.compile(r"\]\(((?:\.\./(?:en|ja)/)?\d\d_[A-Za-z0-9_]+)\.md(#[^)\s]*)?\)")
+#: In a Colab notebook: a link that opens one of the course's notebooks (up to `notebooks/`) ...
+COLAB_NOTEBOOK_LINK = re.compile(
+    r"https://[A-Za-z0-9.-]+/github/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/blob/[^\s\"'\\]+?/(?=notebooks/)"
+)
+#: ... and the pip requirement that installs piilab from the repository (`git+URL[@ref]`).
+PIP_GIT_SOURCE = re.compile(
+    r"git\+https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?(?:\.git)?(?:@[^\s\"'\\]+)?"
+    r"(?=[\s\"'\\]|$)"
+)
 CELL_TIMEOUT_S = 600
 KERNEL = "python3"
+
+
+def configured_links() -> CourseLinks:
+    """The course's address as `_config.yml` (`CONFIG`) gives it."""
+    return course_links(CONFIG)
 
 
 def chapter_sources(paths: list[str] | None = None) -> list[Path]:
@@ -50,14 +78,17 @@ def twin_path(source: Path) -> Path:
     return REPO / "notebooks" / source.parent.name / source.with_suffix(".ipynb").name
 
 
-def md_to_notebook(source: Path) -> nbformat.NotebookNode:
-    """The unexecuted twin of `source`: jupytext conversion, chapter links rewritten to
-    `.ipynb`, stable cell ids, minimal metadata."""
+def md_to_notebook(source: Path, links: CourseLinks | None = None) -> nbformat.NotebookNode:
+    """The unexecuted twin of `source`: jupytext conversion, the course's address filled in
+    (`links`, default `configured_links()`), chapter links rewritten to `.ipynb`, stable cell
+    ids, minimal metadata."""
+    links = links or configured_links()
     notebook = jupytext.read(source, fmt="md:myst")
     notebook.metadata.pop("jupytext", None)
     notebook.metadata["language_info"] = {"name": "python"}
     for index, cell in enumerate(notebook.cells):
         cell["id"] = f"cell-{index:03d}"
+        cell.source = links.expand(cell.source)
         if cell.cell_type == "markdown":
             cell.source = CHAPTER_LINK.sub(lambda m: f"]({m[1]}.ipynb{m[2] or ''})", cell.source)
         if cell.cell_type == "code":
@@ -140,6 +171,35 @@ def check(source: Path) -> str | None:
     return None
 
 
+def colab_notebooks() -> list[Path]:
+    return sorted(COLAB_NOTEBOOKS.glob("*.ipynb"))
+
+
+def point_at_repository(text: str, links: CourseLinks) -> str:
+    """`text` (a Colab notebook's JSON) with its Colab links to course notebooks and its
+    `git+https://github.com/...` pip source pointing at `links`' repository and branch."""
+    text = COLAB_NOTEBOOK_LINK.sub(lambda m: f"{links.colab_url}/{links.colab_path}/", text)
+    return PIP_GIT_SOURCE.sub(lambda m: f"git+{links.repository_url}@{links.branch}", text)
+
+
+def sync_colab(path: Path, links: CourseLinks | None = None) -> bool:
+    """Re-point the Colab notebook `path` at the configured repository; True if it changed."""
+    text = path.read_text(encoding="utf-8")
+    updated = point_at_repository(text, links or configured_links())
+    if updated != text:
+        path.write_text(updated, encoding="utf-8")
+    return updated != text
+
+
+def check_colab(path: Path, links: CourseLinks | None = None) -> str | None:
+    """A reason why the Colab notebook `path` points elsewhere than `_config.yml`, or None."""
+    text = path.read_text(encoding="utf-8")
+    if point_at_repository(text, links or configured_links()) != text:
+        shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+        return f"{shown} does not point at the repository in _config.yml"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sources", nargs="*", help="chapter .md files (default: all)")
@@ -150,9 +210,13 @@ def main(argv: list[str] | None = None) -> int:
     sources = chapter_sources(args.sources)
     if args.check:
         problems = [p for p in map(check, sources) if p]
+        problems += [p for p in map(check_colab, colab_notebooks()) if p]
         for problem in problems:
             print(f"stale: {problem} (run `make notebooks`)", file=sys.stderr)
         return 1 if problems else 0
+    for notebook in colab_notebooks():
+        if sync_colab(notebook):
+            print(f"{notebook.relative_to(REPO)}  (re-pointed at the repository in _config.yml)")
     for source in sources:
         started = time.perf_counter()
         target = build(source)

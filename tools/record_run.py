@@ -1,20 +1,30 @@
-"""Train, predict, evaluate, and append one row to the committed results file.
+"""Train (or take a trained run, or none), predict, evaluate, and append one row to the results.
 
-    .venv/bin/python tools/record_run.py --config configs/train_tiny_cpu.json --tiny
-    .venv/bin/python tools/record_run.py --config configs/train_colab_gpu.json --n-eval 400
+    # train and record (the tiny model is built first with --tiny)
+    .venv/bin/python tools/record_run.py --config configs/train_tiny_cpu.json --tiny --holdout
+    # record a run that `piilab train` already finished (its directory holds the metrics)
+    .venv/bin/python tools/record_run.py --config configs/train_smollm2_cpu.json \\
+        --from-run runs/smollm2-lora --n-eval 100 --holdout \\
+        --save-adapter results/adapters/smollm2-135m-lora
+    # a base model with no training at all (zero-shot, full system prompt)
+    .venv/bin/python tools/record_run.py --zero-shot smollm2-135m --n-eval 100 --holdout
 
 Every row of `results/runs.jsonl` is written by this script, never by hand (chapter 07 reads
 the file; `results/README.md` describes its fields). The steps:
 
-1. verify the dataset directory of the configuration against its manifest (the data version
-   of the row is the generator version plus the manifest's SHA-256);
+1. verify the dataset directory against its manifest (the data version of the row is the
+   generator version plus the manifest's SHA-256);
 2. with `--tiny`, build the tiny offline model (`piilab.tiny`) from the training split into
    the configuration's `model` path (deterministic, so the row can be reproduced);
-3. train with `piilab.train`, predict the first `--n-eval` test documents with
-   `piilab.inference` (predictions stay in the run directory, never in the results file),
-   evaluate with `piilab.evaluation`;
-4. append the row: model, data version, configuration, commit, hardware, package versions,
-   training and evaluation metrics. Only numbers and identifiers, no text of the data.
+3. train with `piilab.train` (or, with `--from-run`, load the adapter and the metrics that
+   run wrote; with `--zero-shot`, use the base model as it is), predict the first
+   `--n-eval` test documents and, with `--holdout`, the hand-written holdout documents
+   (`data/holdout/holdout.jsonl`) with `piilab.inference` (predictions stay in the run
+   directory, never in the results file), evaluate with `piilab.evaluation`;
+4. with `--save-adapter DIR`, copy the LoRA adapter there in fp16 and record its SHA-256;
+5. append the row: model, data version, configuration, commit, hardware, package versions,
+   training metrics and learning curve, evaluation metrics. Only numbers and identifiers,
+   no text of the data.
 """
 
 from __future__ import annotations
@@ -32,6 +42,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "results" / "runs.jsonl"
+HOLDOUT = REPO / "data" / "holdout" / "holdout.jsonl"
+#: Points kept of a run's loss curve in its row (evenly spaced over the logged steps).
+CURVE_POINTS = 60
 
 
 def git_state() -> dict:
@@ -50,15 +63,73 @@ def git_state() -> dict:
             else None}
 
 
+def loss_curve(history: list, points: int = CURVE_POINTS) -> list[list[float]]:
+    """At most `points` (step, loss) pairs of `history`, evenly spaced, the last one kept."""
+    if len(history) <= points:
+        return [[int(s), round(float(v), 4)] for s, v in history]
+    stride = len(history) / points
+    picked = [history[int(i * stride)] for i in range(points - 1)] + [history[-1]]
+    return [[int(s), round(float(v), 4)] for s, v in picked]
+
+
+def save_adapter_fp16(adapter_dir: Path, dest: Path) -> dict:
+    """Copy a PEFT adapter directory to `dest` with its weights in fp16; return the
+    ``adapter`` block of the row (path relative to the repository, SHA-256, bytes)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    dest.mkdir(parents=True, exist_ok=True)
+    weights = load_file(str(adapter_dir / "adapter_model.safetensors"))
+    half = {k: v.to(torch.float16).contiguous() for k, v in weights.items()}
+    target = dest / "adapter_model.safetensors"
+    save_file(half, str(target), metadata={"format": "pt"})
+    for name in ("adapter_config.json", "piilab_prompt.json"):
+        (dest / name).write_bytes((adapter_dir / name).read_bytes())
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    try:
+        shown = str(target.resolve().relative_to(REPO))
+    except ValueError:
+        shown = str(target)
+    return {"path": shown, "sha256": digest, "bytes": target.stat().st_size,
+            "dtype": "float16", "parameters": sum(v.numel() for v in half.values())}
+
+
+def evaluate_split(model, tokenizer, records, out_path: Path, args) -> tuple[dict, dict]:
+    """Predict `records`, write the predictions (0600) and return (eval block, metrics)."""
+    from piilab.evaluation import evaluate
+    from piilab.inference import generate, make_prediction, write_predictions
+    from piilab.results import metrics_summary
+
+    gen = generate(model, tokenizer, [r["source_text"] for r in records],
+                   batch_size=args.batch_size, max_new_tokens=args.max_new_tokens)
+    predictions = [make_prediction(r["id"], out, r["source_text"])
+                   for r, out in zip(records, gen.outputs, strict=True)]
+    write_predictions(out_path, predictions)
+    scores = evaluate(records, predictions)
+    block = {"documents": len(records), "max_new_tokens": args.max_new_tokens,
+             "decoding": "greedy", "batch_size": args.batch_size, "new_tokens": gen.new_tokens,
+             "generation_s": round(gen.seconds, 1),
+             "generation_tokens_per_s": round(gen.tokens_per_second, 1)}
+    return block, metrics_summary(scores)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config", help="training configuration (trains unless --from-run)")
+    source.add_argument("--zero-shot", metavar="MODEL",
+                        help="record a base model without training (alias, path or hub id)")
+    parser.add_argument("--from-run", help="a run directory that `piilab train` finished")
     parser.add_argument("--tiny", action="store_true",
                         help="build the tiny offline model at the configuration's model path")
+    parser.add_argument("--name", help="the system's name in the results table")
     parser.add_argument("--n-eval", type=int, default=400, help="test documents (default 400)")
+    parser.add_argument("--holdout", action="store_true", help="also evaluate the holdout")
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=16, help="generation batch size")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    parser.add_argument("--save-adapter", help="copy the adapter here (fp16) and hash it")
+    parser.add_argument("--data-dir", default="data")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     # The code state is read before training: the run reflects the tree it started from,
@@ -67,80 +138,120 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from piilab.dataset import load_dataset_dir, verify_dataset
-    from piilab.evaluation import evaluate
-    from piilab.inference import generate, make_prediction, write_predictions
+    from piilab.dataset import load_dataset_dir, read_jsonl, verify_dataset
+    from piilab.inference import load_for_inference
+    from piilab.models import MODELS, is_alias
     from piilab.train import data_version, load_config, package_versions, train
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    config = load_config(args.config, progress=False)
-    check = verify_dataset(config.data_dir)
-    if not check.ok:
-        print(f"{config.data_dir}: dataset does not match its manifest; run `make data`",
+    config = load_config(args.config, progress=False) if args.config else None
+    data_dir = config.data_dir if config else args.data_dir
+    if not verify_dataset(data_dir).ok:
+        print(f"{data_dir}: dataset does not match its manifest; run `make data`",
               file=sys.stderr)
         return 1
-    splits = load_dataset_dir(config.data_dir)
-    model_info: dict = {"id": config.model, "kind": "hub or local"}
+    splits = load_dataset_dir(data_dir)
+    model_id = config.model if config else args.zero_shot
+    model_info: dict = {"id": model_id, "kind": "hub or local"}
+    if is_alias(model_id):
+        src = MODELS[model_id]
+        model_info = {"id": model_id, "kind": "pretrained base (piilab.models)",
+                      "hub_id": src.hub_id, "weights": f"{src.package}=={src.version} "
+                      f"{Path(src.member).name}", "parameters": src.parameters,
+                      "license": src.license}
     if args.tiny:
         from piilab.tiny import build_tiny_model
 
         build_tiny_model(config.model, splits[config.train_split], seed=0)
         info = json.loads((Path(config.model) / "piilab_tiny.json").read_text())
         model_info = {"id": "piilab.tiny", "kind": "tiny offline model (random weights)",
-                      "seed": info["seed"], "parameters": info["parameters"],
-                      "vocab_size": info["vocab_size"]}
+                      **{k: info[k] for k in ("seed", "parameters", "vocab_size",
+                                              "architecture", "copy_friendly")}}
 
-    result = train(config)
+    train_block: dict = {}
+    hardware: dict
+    if config is None:  # zero-shot: the base model, the full system prompt, no training
+        model, tokenizer = load_for_inference(model_id)
+        run_dir = REPO / "runs" / f"zero-shot-{model_id.replace('/', '_')}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        device = next(model.parameters()).device.type
+        hardware = {"device": device, "precision": str(next(model.parameters()).dtype)
+                    .replace("torch.", "")}
+        method = "zero-shot (no training)"
+        config_dict = {"model": model_id, "system_prompt": tokenizer.piilab_system_prompt}
+        data = {"generator_version": json.loads((Path(data_dir) / "manifest.json")
+                                                .read_text())["generator_version"]}
+    else:
+        if args.from_run:
+            run_dir = Path(args.from_run)
+            saved = json.loads((run_dir / "train_config.json").read_text())
+            m = json.loads((run_dir / "metrics.json").read_text())
+            history = m.pop("loss_history", [])
+            config = load_config(args.config, **{k: v for k, v in saved["config"].items()
+                                                  if k != "lora_target_modules"},
+                                 lora_target_modules=saved["config"]["lora_target_modules"])
+            hardware = dict(saved["hardware"])
+            data = dict(saved["data"])
+            model, tokenizer = load_for_inference(run_dir / "adapter")
+        else:
+            result = train(config)
+            m, history, run_dir = result.metrics, list(result.loss_history), result.output_dir
+            hardware = dict(result.hardware.__dict__)
+            data = data_version(config, splits[config.train_split])
+            model, tokenizer = result.model, result.tokenizer
+        config_dict = config.to_dict()
+        method = (f"LoRA r={config.lora_r} alpha={config.lora_alpha}" if config.method == "lora"
+                  else "full fine-tuning (every weight)")
+        train_block = {k: m[k] for k in ("global_step", "loss_first", "loss_last", "train_loss",
+                                         "train_wall_s", "train_tokens", "train_tokens_per_s",
+                                         "n_train_examples") if k in m}
+        train_block["loss_curve"] = loss_curve(history)
+    hardware["torch_threads"] = torch.get_num_threads()
+
+    manifest = json.loads((Path(data_dir) / "manifest.json").read_text())
+    data.update(seed=manifest["seed"], test_sha256=manifest["splits"]["test"]["sha256"],
+                manifest_sha256=hashlib.sha256((Path(data_dir) / "manifest.json")
+                                               .read_bytes()).hexdigest())
     test = splits["test"][: args.n_eval]
-    gen = generate(result.model, result.tokenizer, [r["source_text"] for r in test],
-                   batch_size=args.batch_size, max_new_tokens=args.max_new_tokens)
-    predictions = [make_prediction(r["id"], out, r["source_text"])
-                   for r, out in zip(test, gen.outputs, strict=True)]
-    write_predictions(result.output_dir / "predictions_test.jsonl", predictions)
-    scores = evaluate(test, predictions)
-
-    manifest = json.loads((Path(config.data_dir) / "manifest.json").read_text())
-    data = data_version(config, splits[config.train_split])
-    data.update(seed=manifest["seed"], test_sha256=manifest["splits"]["test"]["sha256"])
-    m = result.metrics
-    config_dict = config.to_dict()
-    recorded_at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    eval_block, metrics = evaluate_split(model, tokenizer, test,
+                                         Path(run_dir) / "predictions_test.jsonl", args)
     row = {
-        "recorded_at": recorded_at,
+        "recorded_at": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+        "system": args.name or model_info["id"],
         "model": model_info,
-        "method": f"LoRA r={config.lora_r} alpha={config.lora_alpha}",
+        "method": method,
         "data": data,
         "config": config_dict,
         **code_state,
-        "hardware": {**result.hardware.__dict__, "torch_threads": torch.get_num_threads()},
+        "hardware": hardware,
         "packages": package_versions(),
-        "train": {k: m[k] for k in ("global_step", "loss_first", "loss_last", "train_loss",
-                                    "train_wall_s", "train_tokens", "train_tokens_per_s",
-                                    "n_train_examples")},
-        "eval": {"split": "test", "documents": len(test), "max_new_tokens": args.max_new_tokens,
-                 "decoding": "greedy", "new_tokens": gen.new_tokens,
-                 "generation_tokens_per_s": round(gen.tokens_per_second, 1)},
-        "metrics": {
-            "entity": {k: scores["entity"][k] for k in ("precision", "recall", "f1", "tp",
-                                                         "fp", "fn")},
-            "documents_leak_rate": scores["documents"]["leak_rate"],
-            "entities_leak_rate": scores["entities"]["leak_rate"],
-            "over_redaction_rate": scores["entities"]["over_redaction_rate"],
-            "hallucination_rate": scores["entities"]["hallucination_rate"],
-            "parse_success_rate": scores["parse"]["success_rate"],
-        },
+        "train": train_block,
+        "eval": {"split": "test", **eval_block},
+        "metrics": metrics,
         "produced_by": "tools/record_run.py " + " ".join(argv if argv is not None
                                                           else sys.argv[1:]),
     }
+    if args.holdout:
+        holdout = read_jsonl(HOLDOUT)
+        block, hmetrics = evaluate_split(model, tokenizer, holdout,
+                                         Path(run_dir) / "predictions_holdout.jsonl", args)
+        row["holdout"] = {"eval": {"split": "holdout", **block}, "metrics": hmetrics}
+    if args.save_adapter:
+        if config is None or config.method != "lora":
+            parser.error("--save-adapter needs a LoRA run")
+        row["adapter"] = save_adapter_fp16(Path(run_dir) / "adapter", Path(args.save_adapter))
     row["run_id"] = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:12]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"appended run {row['run_id']} to {out}: loss {m['loss_first']:.3f} -> "
-          f"{m['loss_last']:.3f}, entity F1 {scores['entity']['f1']:.3f}, parse success "
-          f"{scores['parse']['success_rate']:.3f} on {len(test)} test documents")
+    line = (f"appended run {row['run_id']} ({row['system']}) to {out}: test entity F1 "
+            f"{metrics['entity']['f1']:.3f}, document leak rate "
+            f"{metrics['documents_leak_rate']:.3f} on {len(test)} documents")
+    if args.holdout:
+        line += f"; holdout F1 {row['holdout']['metrics']['entity']['f1']:.3f}"
+    print(line)
     return 0
 
 

@@ -1,29 +1,45 @@
-"""`piilab generate`, `piilab verify`, `piilab stats`: the corpus on disk (chapter 02)."""
+"""`piilab generate`, `piilab verify`, `piilab stats`: the corpus on disk (chapter 02).
+
+``generate --out DIR`` writes the three split files and the manifest together:
+all four are written completely under temporary names, then renamed into
+place, and if any step fails (a full or read-only disk, Ctrl-C) the files
+already replaced get their old content back. ``--force`` is needed to replace
+a directory that holds a different dataset; the directory then holds the old
+dataset or the new one, never a mix of two seeds. Other entries of DIR (such
+as ``data/holdout/``) are left alone.
+
+File modes: the dataset files get the mode the umask gives any new file (0644
+under the usual umask 022, 0600 under umask 077). The corpus is synthetic,
+invalid by construction and meant to be shared with a class, and the umask is
+how a user says how private new files should be; files that hold values from
+real documents (mappings, restored text, predictions) are always 0600.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from piilab.cli import CLIError
-from piilab.dataset import (
-    DatasetError,
-    dataset_stats,
-    load_dataset_dir,
-    verify_dataset,
-    write_dataset,
-)
+from piilab.cli import CLIError, doing
+from piilab.dataset import dataset_stats, load_dataset_dir, verify_dataset, write_dataset
 from piilab.generator import DEFAULT_SEED
 from piilab.labels import LABELS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("generate", help="write the synthetic corpus and its manifest")
+    p = subparsers.add_parser(
+        "generate", help="write the synthetic corpus and its manifest",
+        description="Write train/validation/test.jsonl and manifest.json into --out, all four "
+                    "files or none. The files get the mode the umask gives a new file (0644 "
+                    "under umask 022, 0600 under umask 077): the corpus is synthetic and meant "
+                    "to be shared, so the umask decides; mappings, restored text and "
+                    "predictions are always written 0600.")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generator seed (default 42)")
     p.add_argument("--scale", type=int, default=1, help="multiply every split size (benchmarks)")
     p.add_argument("--force", action="store_true",
-                   help="overwrite a directory that holds a different dataset")
+                   help="replace a different dataset in --out (all four files or none)")
     p.set_defaults(func=cmd_generate)
 
     p = subparsers.add_parser("verify", help="check a dataset directory against its manifest")
@@ -56,11 +72,9 @@ class ProgressBar:
 def cmd_generate(args: argparse.Namespace) -> int:
     if args.scale < 1:
         raise CLIError("--scale must be at least 1")
-    try:
+    with doing("cannot write"):
         manifest = write_dataset(args.out, seed=args.seed, scale=args.scale, force=args.force,
                                  progress=ProgressBar("generating"))
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
     for split, meta in manifest["splits"].items():
         print(f"{split:<11} {meta['records']:>6} records (ko {meta['ko']}, en {meta['en']})  "
               f"sha256 {meta['sha256'][:12]}…")
@@ -70,6 +84,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    if not os.path.isdir(args.dir):  # a wrong argument, not a dataset that fails (exit 1)
+        what = "not a directory" if os.path.exists(args.dir) else "no such directory"
+        raise CLIError(f"{args.dir}: {what}")
     report = verify_dataset(args.dir)
     if report.ok:
         total = sum(report.counts.values())
@@ -82,10 +99,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    try:
-        stats = dataset_stats(load_dataset_dir(args.dir))
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
+    with doing("cannot read"):
+        stats = dataset_stats(load_dataset_dir(args.dir, validate=True))
     splits = list(stats)
     rows = [("records", [stats[s]["records"] for s in splits]),
             ("  ko", [stats[s]["ko"] for s in splits]),

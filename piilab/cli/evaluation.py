@@ -1,4 +1,10 @@
-"""`piilab evaluate`, `piilab oracle`, `piilab baseline` (chapter 04)."""
+"""`piilab evaluate`, `piilab oracle`, `piilab baseline` (chapter 04).
+
+Errors name the file and line of the offending record, never its id or a value
+(an id is data too). ``baseline --out`` (predictions repeat PII: mode 0600) and
+``evaluate --json`` (metrics only: the umask's mode) never replace an input
+file, and replace an existing file only with ``--force``.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,10 @@ import json
 from pathlib import Path
 
 from piilab.baseline import baseline_output
-from piilab.cli import CLIError
-from piilab.dataset import DatasetError, atomic_write, load_dataset_dir, read_jsonl
+from piilab.cli import CLIError, doing
+from piilab.dataset import dataset_files, load_dataset_lines, read_jsonl_lines
 from piilab.evaluation import EvaluationError, evaluate, format_report, oracle_predictions
+from piilab.files import PRIVATE_MODE, check_outputs, write_atomic
 from piilab.generator import SPLITS
 from piilab.inference import make_prediction
 
@@ -19,6 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--records", required=True, help="records JSONL (e.g. data/test.jsonl)")
     p.add_argument("--predictions", required=True, help='JSONL of {"id","output","parse_success"}')
     p.add_argument("--json", dest="json_out", help="also write the result as JSON here")
+    p.add_argument("--force", action="store_true", help="replace the --json file if it exists")
     p.set_defaults(func=cmd_evaluate)
 
     p = subparsers.add_parser("oracle", help="feed every target_tsv back: must score perfectly")
@@ -28,41 +36,61 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("baseline", help="write rule-based baseline predictions")
     p.add_argument("dir", help="dataset directory")
     p.add_argument("--split", default="test", choices=SPLITS)
-    p.add_argument("--out", required=True, help="predictions JSONL to write")
+    p.add_argument("--out", required=True, help="predictions JSONL to write (mode 0600)")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists")
     p.set_defaults(func=cmd_baseline)
 
 
-def _read(path: str) -> list[dict]:
+Located = list[tuple[str, int]]  # (file, line) of each record, in order
+
+
+def _read(path: str) -> tuple[list[dict], Located]:
+    with doing("cannot read"):
+        lines = read_jsonl_lines(path)
+    return [record for _, record in lines], [(path, lineno) for lineno, _ in lines]
+
+
+def _load(directory: str) -> tuple[dict[str, list[dict]], dict[str, Located]]:
+    with doing("cannot read"):
+        splits = load_dataset_lines(directory, validate=True)
+    return ({name: [record for _, record in lines] for name, lines in splits.items()},
+            {name: [(str(Path(directory) / f"{name}.jsonl"), n) for n, _ in lines]
+             for name, lines in splits.items()})
+
+
+def _evaluate(records: list[dict], predictions: list[dict], where: dict[str, Located]) -> dict:
+    """`evaluate`, with an error pointing at the file and line of the record at fault."""
     try:
-        return read_jsonl(path)
-    except FileNotFoundError:
-        raise CLIError(f"{path}: file not found") from None
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
+        return evaluate(records, predictions)
+    except EvaluationError as exc:
+        if exc.source in where and exc.index is not None:
+            path, lineno = where[exc.source][exc.index]
+            raise CLIError(f"{path}:{lineno}: {exc.reason}") from None
+        raise CLIError("the records or predictions are invalid") from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    records, predictions = _read(args.records), _read(args.predictions)
-    try:
-        result = evaluate(records, predictions)
-    except EvaluationError as exc:
-        raise CLIError(str(exc)) from None
+    check_outputs([args.json_out], inputs=[args.records, args.predictions], force=args.force)
+    records, record_lines = _read(args.records)
+    predictions, prediction_lines = _read(args.predictions)
+    result = _evaluate(records, predictions,
+                       {"records": record_lines, "predictions": prediction_lines})
+    if args.json_out:  # written before anything is printed: an error prints one line only
+        with doing("cannot write"):
+            write_atomic(args.json_out,
+                         (json.dumps(result, indent=2, sort_keys=True) + "\n").encode())
     print(format_report(result, title=f"{Path(args.predictions).name} on "
                                       f"{Path(args.records).name} ({len(records)} documents)"))
     if args.json_out:
-        atomic_write(Path(args.json_out),
-                     (json.dumps(result, indent=2, sort_keys=True) + "\n").encode())
         print(f"wrote {args.json_out}")
     return 0
 
 
 def cmd_oracle(args: argparse.Namespace) -> int:
-    try:
-        splits = load_dataset_dir(args.dir)
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
+    splits, lines = _load(args.dir)
     records = [r for split in SPLITS for r in splits[split]]
-    result = evaluate(records, oracle_predictions(records))
+    result = _evaluate(records, oracle_predictions(records),
+                       {"records": [where for split in SPLITS for where in lines[split]]})
     print(format_report(result, title=f"oracle on all splits ({len(records)} documents)"))
     perfect = (result["entity"]["f1"] == 1.0 and result["documents"]["leak_rate"] == 0.0
                and result["entities"]["leak_rate"] == 0.0
@@ -74,14 +102,13 @@ def cmd_oracle(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    try:
-        records = load_dataset_dir(args.dir)[args.split]
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
+    check_outputs([args.out], inputs=dataset_files(args.dir), force=args.force)
+    records = _load(args.dir)[0][args.split]
     lines = []
     for r in records:
         pred = make_prediction(r["id"], baseline_output(r["source_text"]), r["source_text"])
         lines.append(json.dumps(pred, ensure_ascii=False, sort_keys=True) + "\n")
-    atomic_write(Path(args.out), "".join(lines).encode("utf-8"), mode=0o600)
+    with doing("cannot write"):
+        write_atomic(args.out, "".join(lines).encode("utf-8"), PRIVATE_MODE)
     print(f"wrote {len(lines)} baseline predictions for split '{args.split}' to {args.out}")
     return 0

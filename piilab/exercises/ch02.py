@@ -195,7 +195,7 @@ def check_luhn(function: Any, *, lang: str | None = None) -> CheckResult:
         en=f"wrong on {len(wrong)} of {len(LUHN_CASES)} numbers; for example, {example!r} "
         f"{'passes' if should else 'fails'} the Luhn check but your function returns "
         f"{answers[example]}",
-        ja=f"{len(LUHN_CASES)} 個中 {len(wrong)} 個で間違えています。たとえば {example!r} は"
+        ja=f"{len(LUHN_CASES)} 個中 {len(wrong)} 個で間違えています。たとえば {example!r} は "
         f"Luhn 検査に{'通ります' if should else '通りません'}が、関数は {answers[example]} "
         "を返しました",
     ))

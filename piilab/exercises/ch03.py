@@ -288,7 +288,7 @@ def check_masked_text(
                 lang,
                 en=f"{after_en} the masker puts a token, but your text shows the source "
                 "characters: which rule (variant, literal) makes them a match?",
-                ja=f"{after_ja}にはトークンが入るはずですが、あなたの答えでは原文の"
+                ja=f"{after_ja}にはトークンが入るはずですが、提出された答えでは原文の"
                 "文字が見えたままです。どの規則(変形、そのままの一致)で一致するのか考えて"
                 "みてください",
             ))
@@ -321,7 +321,7 @@ def check_masked_text(
                 lang,
                 en=f"token #{number} of your text: at this place the source already holds a "
                 "token-like marker, and the masker leaves it as it is",
-                ja=f"あなたの答えの {number} 番目のトークン: この位置には原文にもともと"
+                ja=f"提出された答えの {number} 番目のトークン: この位置には原文にもともと"
                 "トークンのような文字列があり、マスキングはそれをそのまま残します",
             ))
         if got in in_source:
@@ -329,7 +329,7 @@ def check_masked_text(
                 lang,
                 en=f"token #{number} of your text, {got}, already occurs in the source: the "
                 "masker never uses such a name for a value, it skips to the next number",
-                ja=f"あなたの答えの {number} 番目のトークン {got} は原文にすでに現れています。"
+                ja=f"提出された答えの {number} 番目のトークン {got} は原文にすでに現れています。"
                 "マスキングはそういう名前を値には使わず、次の番号に進みます",
             ))
         if got[1 : got.rindex("_")] != want[1 : want.rindex("_")]:
@@ -338,7 +338,7 @@ def check_masked_text(
                 en=f"token #{number} of your text has the wrong type: when several rows can "
                 "produce one spelling, a literal prediction beats a variant of another "
                 "prediction, and then the order of LABELS decides",
-                ja=f"あなたの答えの {number} 番目のトークンは型が違います。ひとつの綴りを"
+                ja=f"提出された答えの {number} 番目のトークンは型が違います。ひとつの綴りを"
                 "複数の行が生み出せるときは、そのままの予測が別の予測の変形に勝ち、"
                 "その次に LABELS の順序で決まります",
             ))
@@ -347,7 +347,7 @@ def check_masked_text(
             en=f"token #{number} of your text has the right type but the wrong number: tokens "
             "are numbered per type in source order, one number per distinct spelling, and "
             "names that already occur in the source are skipped",
-            ja=f"あなたの答えの {number} 番目のトークンは、型は合っていますが番号が違います。"
+            ja=f"提出された答えの {number} 番目のトークンは、型は合っていますが番号が違います。"
             "番号は型ごとに原文の順に振られ、異なる綴りごとに 1 つ、原文にすでにある名前は"
             "飛ばされます",
         ))

@@ -1,0 +1,789 @@
+"""The command line under hostile input: nothing lost, nothing echoed, no traceback.
+
+Every case runs one `piilab` command in-process on files in a fresh folder and
+checks the same four things:
+
+1. the exit status (2 for an error, 1 for a failed `verify`, 130 for an
+   interruption, 0 where the command should succeed);
+2. stderr of an error is one line that starts with ``piilab: error:``, never
+   a traceback;
+3. no value planted in the inputs (`SECRET`, `SECRET_PHONE`) appears in stdout
+   or stderr;
+4. every file that existed before is byte-identical (and keeps its mode)
+   afterwards, no temporary file is left behind, and a failed command creates
+   nothing at all.
+
+Full and read-only disks and interruptions are simulated by making an `os`
+call raise (tests run as root, where ``chmod`` does not stop a write, and a
+``tmpfs`` cannot be mounted). The regression tests of issue 15 follow the table.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import itertools
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from piilab import cli
+from piilab.cli import data as data_cli
+from piilab.dataset import build_manifest, manifest_bytes, split_bytes
+from piilab.files import check_outputs, write_all, write_atomic
+from piilab.generator import SPLITS
+
+SECRET = "SECRET-VALUE-4821"  # a planted value: it must never be printed
+SECRET_PHONE = "555-0199"
+PLANTED = (SECRET, "4821", SECRET_PHONE)
+
+DOC = f"Dear {SECRET}, please call {SECRET_PHONE} today.\n"
+CANDS = f"PERSON\t{SECRET}\nPHONE\t{SECRET_PHONE}\n"
+MASKED = "Dear [PERSON_1], please call [PHONE_1] today.\n"
+MAPPING = {"[PERSON_1]": SECRET, "[PHONE_1]": SECRET_PHONE}
+
+
+# --- building inputs ------------------------------------------------------------
+
+
+def _record(split: str, i: int) -> dict:
+    phone = f"555-01{i:02d}"
+    return {"id": f"{split}-en-{i:03d}", "split": split, "language": "en",
+            "source_text": f"Dear {SECRET}, call {phone} about case {i} of family {i % 6}.",
+            "entities": [{"type": "PERSON", "value": SECRET}, {"type": "PHONE", "value": phone}],
+            "target_tsv": f"PERSON\t{SECRET}\nPHONE\t{phone}", "template_id": f"family-{i % 6}"}
+
+
+def make_dataset(root: Path, name: str = "data", seed: int = 42) -> Path:
+    """A small valid dataset (16/4/4 records) whose records carry the planted values."""
+    first = {"train": range(0, 16), "validation": range(16, 20), "test": range(20, 24)}
+    records = {s: [_record(s, i) for i in first[s]] for s in SPLITS}
+    blobs = {s: split_bytes(records[s]) for s in SPLITS}
+    folder = root / name
+    folder.mkdir(parents=True)
+    for split in SPLITS:
+        (folder / f"{split}.jsonl").write_bytes(blobs[split])
+    (folder / "manifest.json").write_bytes(manifest_bytes(build_manifest(seed, blobs, records)))
+    return folder
+
+
+def write(root: Path, name: str, content: str | bytes) -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    return path
+
+
+def doc_files(root: Path) -> None:
+    write(root, "doc.txt", DOC)
+    write(root, "cands.tsv", CANDS)
+    write(root, "masked.txt", MASKED)
+    write(root, "map.json", json.dumps(MAPPING))
+
+
+def predictions(root: Path, name: str = "preds.jsonl", rows: list[dict] | None = None) -> Path:
+    rows = rows if rows is not None else [
+        {"id": r["id"], "output": r["target_tsv"], "parse_success": True}
+        for r in (_record("test", 20 + i) for i in range(4))]
+    return write(root, name, "".join(json.dumps(r) + "\n" for r in rows))
+
+
+def nested(depth: int = 100_000) -> str:
+    return "[" * depth + "]" * depth
+
+
+def replace_line(path: Path, index: int, line: bytes) -> None:
+    lines = path.read_bytes().split(b"\n")
+    lines[index] = line
+    path.write_bytes(b"\n".join(lines))
+
+
+def with_record(root: Path, split: str, index: int, **changes: object) -> None:
+    path = root / "data" / f"{split}.jsonl"
+    record = json.loads(path.read_bytes().split(b"\n")[index])
+    for key, value in changes.items():
+        if value is None:
+            del record[key]
+        else:
+            record[key] = value
+    replace_line(path, index, json.dumps(record).encode())  # ASCII: a lone surrogate escaped
+
+
+# --- injected faults --------------------------------------------------------------
+
+
+def fail_call(monkeypatch: pytest.MonkeyPatch, name: str, call: int, exc: BaseException) -> None:
+    """Make ``os.<name>`` raise `exc` on its `call`-th call (1-based) only."""
+    real, counter = getattr(os, name), itertools.count(1)
+
+    def fake(*args, **kwargs):
+        if next(counter) == call:
+            raise exc
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(os, name, fake)
+
+
+def full_disk(name: str = "fsync", call: int = 1) -> Callable[[pytest.MonkeyPatch], None]:
+    return lambda mp: fail_call(mp, name, call, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+
+
+def read_only(name: str = "replace", call: int = 1) -> Callable[[pytest.MonkeyPatch], None]:
+    return lambda mp: fail_call(mp, name, call, OSError(errno.EROFS, os.strerror(errno.EROFS)))
+
+
+def denied(name: str = "replace", call: int = 1) -> Callable[[pytest.MonkeyPatch], None]:
+    return lambda mp: fail_call(mp, name, call, PermissionError(errno.EACCES, "Permission denied"))
+
+
+def interrupt(name: str = "replace", call: int = 2) -> Callable[[pytest.MonkeyPatch], None]:
+    return lambda mp: fail_call(mp, name, call, KeyboardInterrupt())
+
+
+def no_train_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in ("torch", "transformers", "tokenizers", "trl", "peft", "datasets"):
+        monkeypatch.setitem(sys.modules, module, None)  # `import torch` now fails
+
+
+# --- the table ------------------------------------------------------------------------
+# Every case starts from the same folder: doc.txt, cands.tsv, masked.txt, map.json (a
+# masking round trip) and data/ (a small dataset); `prep` steps then change it.
+
+Step = Callable[[Path], object]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    argv: list[str]
+    prep: tuple[Step, ...] = ()
+    code: int = 2
+    says: str = ""  # a fragment of the error message (of stdout, for a success)
+    fault: Callable[[pytest.MonkeyPatch], None] | None = None
+    changes: tuple[str, ...] = field(default=())  # files a successful run may write
+
+
+def put(name: str, content: str | bytes) -> Step:
+    return lambda root: write(root, name, content)
+
+
+def put_line(name: str, index: int, line: bytes) -> Step:
+    return lambda root: replace_line(root / name, index, line)
+
+
+def edit(split: str, index: int, **changes: object) -> Step:
+    return lambda root: with_record(root, split, index, **changes)
+
+
+def hard_link(src: str, dst: str) -> Step:
+    return lambda root: os.link(root / src, root / dst)
+
+
+def symlink(src: str, dst: str) -> Step:
+    return lambda root: os.symlink(src, root / dst)
+
+
+def folder(name: str) -> Step:
+    return lambda root: (root / name).mkdir(parents=True)
+
+
+def remove(name: str) -> Step:
+    return lambda root: (root / name).unlink()
+
+
+def folder_instead(name: str) -> Step:
+    return lambda root: ((root / name).unlink(), (root / name).mkdir())
+
+
+def preds(rows: list[dict] | None = None) -> Step:
+    return lambda root: predictions(root, rows=rows)
+
+
+def other_dataset(name: str) -> Step:
+    return lambda root: make_dataset(root, name, seed=7)
+
+
+def mask_args(*extra: str) -> list[str]:
+    return ["mask", "--candidates", "cands.tsv", "--in", "doc.txt", *extra]
+
+
+def unmask_args(*extra: str) -> list[str]:
+    return ["unmask", "--mapping", "map.json", "--in", "masked.txt", *extra]
+
+
+EVALUATE = ["evaluate", "--records", "data/test.jsonl", "--predictions", "preds.jsonl"]
+SPLIT_FILES = ("train.jsonl", "validation.jsonl", "test.jsonl", "manifest.json")
+LONG = "n" * 245 + ".json"  # 250 characters: legal on every common file system
+TOO_LONG = "n" * 251 + ".json"  # 256 characters: over the limit of 255
+KOREAN_SECRET = "PERSON\t김비밀\n".encode("euc-kr")
+
+CASES = [
+    # --- bad encodings -------------------------------------------------------------
+    Case("mask-candidates-not-utf8", mask_args("--out", "o.txt"),
+         (put("cands.tsv", KOREAN_SECRET),), says="candidates file cands.tsv: not UTF-8"),
+    Case("mask-input-not-utf8", mask_args("--out", "o.txt"),
+         (put("doc.txt", b"Dear \xff\xfe " + SECRET.encode()),), says="doc.txt: not UTF-8"),
+    Case("unmask-mapping-not-utf8", unmask_args("--out", "r.txt"),
+         (put("map.json", b'{"[PERSON_1]": "\xc0"}'),), says="map.json: not UTF-8"),
+    Case("unmask-input-not-utf8", unmask_args("--out", "r.txt"),
+         (put("masked.txt", b"\x80[PERSON_1]"),), says="masked.txt: not UTF-8"),
+    Case("unmask-mapping-lone-surrogate", unmask_args(),
+         (put("map.json", '{"[PERSON_1]": "\\ud800' + SECRET + '"}'),),
+         says="entry 1: value holds a lone surrogate"),
+    Case("unmask-mapping-surrogate-pair-is-fine", unmask_args("--out", "r.txt"),
+         (put("map.json", '{"[PERSON_1]": "\\ud83d\\ude00"}'),), code=0, changes=("r.txt",)),
+    Case("stats-split-not-utf8", ["stats", "data"],
+         (put_line("data/train.jsonl", 1, b'{"id": "\xff"}'),), says="train.jsonl:2: not UTF-8"),
+    Case("verify-split-not-utf8", ["verify", "data"],
+         (put_line("data/test.jsonl", 0, b"\xfe"),), code=1, says="test.jsonl:1: not UTF-8"),
+    Case("oracle-split-not-utf8", ["oracle", "data"],
+         (put_line("data/validation.jsonl", 3, b"\xc3\x28"),),
+         says="validation.jsonl:4: not UTF-8"),
+    Case("evaluate-predictions-not-utf8", EVALUATE,
+         (put("preds.jsonl", b'{"id": "\xe9"}\n'),), says="preds.jsonl:1: not UTF-8"),
+    Case("evaluate-records-lone-surrogate", EVALUATE,
+         (preds(), edit("test", 2, source_text="\ud800")),
+         says="test.jsonl:3: a string holds a lone surrogate"),
+    Case("audit-split-lone-surrogate", ["audit", "data"],
+         (edit("validation", 0, template_id="\udfff"),),
+         says="validation.jsonl:1: a string holds a lone surrogate"),
+    Case("resplit-manifest-not-utf8", ["resplit", "data", "--out", "new"],
+         (put("data/manifest.json", b"\xff{}"),), says="malformed manifest"),
+    Case("mask-candidates-with-a-bom", mask_args("--out", "o.txt"),
+         (put("cands.tsv", "\ufeff" + CANDS),), says="candidates line 1: unknown type"),
+    # --- missing paths ------------------------------------------------------------------
+    Case("mask-candidates-missing",
+         ["mask", "--candidates", "nope.tsv", "--in", "doc.txt", "--out", "o.txt"],
+         says="cannot read candidates file nope.tsv"),
+    Case("mask-input-missing",
+         ["mask", "--candidates", "cands.tsv", "--in", "nope.txt", "--mapping", "m.json"],
+         says="cannot read input nope.txt"),
+    Case("unmask-mapping-missing", ["unmask", "--mapping", "nope.json", "--in", "masked.txt"],
+         says="cannot read mapping file nope.json"),
+    Case("stats-missing-directory", ["stats", "nodir"], says="file is missing"),
+    Case("verify-missing-directory", ["verify", "nodir"], says="nodir: no such directory"),
+    Case("verify-manifest-missing", ["verify", "data"], (remove("data/manifest.json"),), code=1,
+         says="manifest.json: file is missing"),
+    Case("evaluate-records-missing",
+         ["evaluate", "--records", "nope.jsonl", "--predictions", "data/test.jsonl"],
+         says="cannot read nope.jsonl"),
+    Case("baseline-out-folder-missing", ["baseline", "data", "--out", "nodir/p.jsonl"],
+         says="the folder nodir does not exist"),
+    Case("evaluate-json-folder-missing", [*EVALUATE, "--json", "nodir/r.json"], (preds(),),
+         says="cannot write nodir/r.json"),
+    Case("audit-json-folder-missing", ["audit", "data", "--json", "nodir/a.json"],
+         says="cannot write nodir/a.json"),
+    Case("mask-out-folder-missing", mask_args("--out", "nodir/o.txt", "--mapping", "m.json"),
+         says="cannot write nodir/o.txt"),
+    Case("generate-out-is-a-file", ["generate", "--out", "doc.txt"],
+         says="doc.txt: exists and is not a directory"),
+    Case("verify-on-a-plain-file", ["verify", "data/train.jsonl"],
+         says="data/train.jsonl: not a directory"),
+    # --- aliased paths -----------------------------------------------------------------
+    Case("mask-out-and-mapping-via-dotdot", mask_args("--out", "x", "--mapping", "sub/../x"),
+         (folder("sub"),), says="are the same file"),
+    Case("mask-mapping-is-the-input", mask_args("--mapping", "doc.txt", "--force"),
+         says="doc.txt: is the same file as the input"),
+    Case("mask-mapping-is-the-candidates", mask_args("--mapping", "cands.tsv", "--force"),
+         says="is the same file as the input cands.tsv"),
+    Case("mask-mapping-hard-link-to-the-input", mask_args("--mapping", "link.txt", "--force"),
+         (hard_link("doc.txt", "link.txt"),), says="is the same file as the input"),
+    Case("mask-out-symlink-to-the-input", mask_args("--out", "sym.txt", "--force"),
+         (symlink("doc.txt", "sym.txt"),), says="is the same file as the input"),
+    Case("mask-outputs-hard-linked",
+         mask_args("--out", "m2.json", "--mapping", "map.json", "--force"),
+         (hard_link("map.json", "m2.json"),), says="are the same file"),
+    Case("unmask-out-is-the-mapping", unmask_args("--out", "map.json", "--force"),
+         says="is the same file as the input map.json"),
+    Case("unmask-out-is-the-input-via-dotdot",
+         unmask_args("--out", "sub/../masked.txt", "--force"), (folder("sub"),),
+         says="is the same file as the input"),
+    Case("evaluate-json-over-the-records", [*EVALUATE, "--json", "data/test.jsonl", "--force"],
+         (preds(),), says="is the same file as the input"),
+    Case("evaluate-json-over-the-predictions-via-dotdot",
+         [*EVALUATE, "--json", "sub/../preds.jsonl", "--force"], (preds(), folder("sub")),
+         says="is the same file as the input"),
+    Case("baseline-out-over-a-split", ["baseline", "data", "--out", "data/test.jsonl",
+                                       "--force"], says="is the same file as the input"),
+    Case("baseline-out-hard-link-to-a-split", ["baseline", "data", "--out", "p.jsonl",
+                                               "--force"],
+         (hard_link("data/train.jsonl", "p.jsonl"),), says="is the same file as the input"),
+    Case("audit-json-over-the-manifest",
+         ["audit", "data", "--json", "data/manifest.json", "--force"],
+         says="is the same file as the input"),
+    Case("resplit-out-is-the-input-via-dotdot",
+         ["resplit", "data", "--out", "data/../data", "--force"],
+         says="--out must be a different directory"),
+    Case("resplit-out-files-hard-linked-to-the-input",
+         ["resplit", "data", "--out", "copy", "--force"],
+         (folder("copy"), *(hard_link(f"data/{n}", f"copy/{n}") for n in SPLIT_FILES)),
+         says="is the same file as the input"),
+    Case("predict-out-over-a-split",
+         ["predict", "--model", "nomodel", "--data-dir", "data", "--out", "data/test.jsonl"],
+         says="is the same file as the input"),
+    # --- existing outputs without --force -------------------------------------------
+    Case("mask-mapping-exists", mask_args("--mapping", "map.json"),
+         says="map.json: exists; use --force"),
+    Case("mask-out-exists", mask_args("--out", "masked.txt", "--mapping", "new.json"),
+         says="masked.txt: exists; use --force"),
+    Case("unmask-out-exists", unmask_args("--out", "r.txt"), (put("r.txt", "old"),),
+         says="r.txt: exists; use --force"),
+    Case("baseline-out-exists", ["baseline", "data", "--out", "preds.jsonl"], (preds(),),
+         says="preds.jsonl: exists; use --force"),
+    Case("evaluate-json-exists", [*EVALUATE, "--json", "r.json"], (preds(), put("r.json", "{}")),
+         says="r.json: exists; use --force"),
+    Case("audit-json-exists", ["audit", "data", "--json", "a.json"], (put("a.json", "{}"),),
+         says="a.json: exists; use --force"),
+    Case("predict-out-exists",
+         ["predict", "--model", "nomodel", "--data-dir", "data", "--out", "preds.jsonl"],
+         (preds(),), says="preds.jsonl: exists; use --force"),
+    Case("resplit-out-holds-another-dataset", ["resplit", "data", "--out", "other"],
+         (other_dataset("other"),), says="use --force"),
+    Case("generate-out-holds-another-dataset", ["generate", "--out", "data"],
+         says="holds a different dataset"),
+    Case("mask-force-replaces-both-outputs",
+         mask_args("--out", "o.txt", "--mapping", "map.json", "--force"), (put("o.txt", "old"),),
+         code=0, changes=("o.txt", "map.json")),
+    # --- directories where files are expected ------------------------------------------
+    Case("mask-candidates-is-a-directory",
+         ["mask", "--candidates", "cdir", "--in", "doc.txt", "--out", "o.txt"], (folder("cdir"),),
+         says="cannot read candidates file cdir"),
+    Case("mask-mapping-is-a-directory", mask_args("--mapping", "mdir"), (folder("mdir"),),
+         says="mdir: is a directory"),
+    Case("unmask-mapping-is-a-directory", ["unmask", "--mapping", "mdir", "--in", "masked.txt"],
+         (folder("mdir"),), says="cannot read mapping file mdir"),
+    Case("stats-split-is-a-directory", ["stats", "data"], (folder_instead("data/train.jsonl"),),
+         says="train.jsonl: not a file"),
+    Case("verify-split-is-a-directory", ["verify", "data"],
+         (folder_instead("data/test.jsonl"),), code=1, says="test.jsonl: cannot read"),
+    Case("evaluate-predictions-is-a-directory",
+         ["evaluate", "--records", "data/test.jsonl", "--predictions", "pdir"], (folder("pdir"),),
+         says="cannot read pdir"),
+    Case("baseline-out-is-a-directory", ["baseline", "data", "--out", "pdir", "--force"],
+         (folder("pdir"),), says="pdir: is a directory"),
+    Case("generate-manifest-is-a-directory", ["generate", "--out", "data", "--force"],
+         (folder_instead("data/manifest.json"),), says="manifest.json: is a directory"),
+    # --- full and read-only disks (injected) ------------------------------------------------
+    Case("mask-disk-full", mask_args("--out", "o.txt", "--mapping", "m.json"),
+         fault=full_disk(), says="cannot write m.json: No space left on device"),
+    Case("mask-force-read-only-on-the-second-rename",
+         mask_args("--out", "o.txt", "--mapping", "map.json", "--force"), (put("o.txt", "old"),),
+         fault=read_only("replace", 2), says="cannot write o.txt: Read-only file system"),
+    Case("mask-force-symlinked-output-kept-as-a-link-on-failure",
+         mask_args("--out", "o.txt", "--mapping", "map.json", "--force"),
+         (put("elsewhere.txt", "kept"), symlink("elsewhere.txt", "o.txt")),
+         fault=full_disk("replace", 2), says="cannot write o.txt: No space left on device"),
+    Case("unmask-read-only-folder", unmask_args("--out", "r.txt"), fault=read_only("open", 1),
+         says="cannot write r.txt: Read-only file system"),
+    Case("baseline-permission-denied", ["baseline", "data", "--out", "p.jsonl"],
+         fault=denied(), says="cannot write p.jsonl: Permission denied"),
+    Case("evaluate-json-disk-full", [*EVALUATE, "--json", "r.json"], (preds(),),
+         fault=full_disk(), says="cannot write r.json: No space left on device"),
+    Case("audit-json-read-only", ["audit", "data", "--json", "a.json"], fault=read_only(),
+         says="cannot write a.json: Read-only file system"),
+    Case("generate-force-disk-full-on-the-third-rename", ["generate", "--out", "data", "--force"],
+         fault=full_disk("replace", 3), says="No space left on device"),
+    Case("resplit-force-read-only-on-the-manifest",
+         ["resplit", "data", "--out", "other", "--force"], (other_dataset("other"),),
+         fault=read_only("replace", 4), says="manifest.json: Read-only file system"),
+    Case("generate-new-folder-disk-full", ["generate", "--out", "fresh"],
+         fault=full_disk("fsync", 2), says="No space left on device"),
+    # --- interruption ------------------------------------------------------------------
+    Case("mask-interrupted-between-the-renames",
+         mask_args("--out", "o.txt", "--mapping", "map.json", "--force"), (put("o.txt", "old"),),
+         code=130, fault=interrupt("replace", 2), says="interrupted"),
+    Case("generate-force-interrupted-between-the-renames",
+         ["generate", "--out", "data", "--force"], code=130, fault=interrupt("replace", 2),
+         says="interrupted"),
+    Case("resplit-interrupted-while-staging", ["resplit", "data", "--out", "new"], code=130,
+         fault=interrupt("fsync", 3), says="interrupted"),
+    Case("mask-unexpected-error-quotes-nothing",
+         mask_args("--out", "o.txt", "--mapping", "m.json"),
+         fault=lambda mp: fail_call(mp, "replace", 2, RuntimeError(SECRET)),
+         says="unexpected RuntimeError"),
+    # --- huge inputs ------------------------------------------------------------------
+    Case("mask-a-five-megabyte-line", mask_args("--out", "o.txt", "--mapping", "m.json"),
+         (put("doc.txt", DOC.strip() + " " + "x" * 5_000_000 + "\n"),), code=0,
+         changes=("o.txt", "m.json")),
+    Case("evaluate-a-five-megabyte-output", EVALUATE,
+         (preds([{"id": "test-en-020", "output": "y" * 5_000_000, "parse_success": False}]),),
+         code=0, says="(4 documents)"),
+    Case("stats-a-five-megabyte-malformed-line", ["stats", "data"],
+         (put_line("data/train.jsonl", 0, b'{"source_text": "' + b"z" * 5_000_000),),
+         says="train.jsonl:1: malformed JSON"),
+    Case("unmask-deeply-nested-mapping", unmask_args(), (put("map.json", nested()),),
+         says="map.json: JSON nested too deeply"),
+    Case("evaluate-deeply-nested-prediction", EVALUATE, (put("preds.jsonl", nested()),),
+         says="preds.jsonl:1: JSON nested too deeply"),
+    Case("verify-deeply-nested-manifest", ["verify", "data"],
+         (put("data/manifest.json", nested()),), code=1, says="malformed manifest"),
+    Case("stats-deeply-nested-record", ["stats", "data"],
+         (put_line("data/test.jsonl", 1, ('{"id": ' + nested() + "}").encode()),),
+         says="test.jsonl:2: JSON nested too deeply"),
+    Case("resplit-deeply-nested-manifest", ["resplit", "data", "--out", "new"],
+         (put("data/manifest.json", nested()),), says="malformed manifest"),
+    # --- hostile mappings ------------------------------------------------------------------
+    *(Case(f"unmask-mapping-{name}", unmask_args("--out", "r.txt"), (put("map.json", text),),
+           says=says)
+      for name, text, says in [
+          ("is-a-list", json.dumps([SECRET]), "expected a JSON object"),
+          ("is-a-string", json.dumps(SECRET), "expected a JSON object"),
+          ("value-is-a-number", '{"[PERSON_1]": 4821}', "entry 1: value must be a string"),
+          ("value-is-null", '{"[PERSON_1]": null}', "entry 1: value must be a string"),
+          ("value-is-an-object", json.dumps({"[PERSON_1]": {"v": SECRET}}),
+           "entry 1: value must be a string"),
+          ("value-is-nan", '{"[PHONE_1]": "x", "[PERSON_1]": NaN}',
+           "entry 2: value must be a string"),
+          ("key-is-a-value", json.dumps({SECRET: "[PERSON_1]"}), "entry 1: key is not a token"),
+          ("truncated", '{"[PERSON_1]": "' + SECRET, "not valid JSON"),
+      ]),
+    # --- non-finite and negative resplit targets ----------------------------------------------
+    *(Case(f"resplit-targets-{name}", ["resplit", "data", "--out", "new", f"--targets={targets}"],
+           says="--targets takes three finite, non-negative numbers")
+      for name, targets in [("nan", "nan,1,1"), ("inf", "inf,1,1"), ("minus-inf", "1,-inf,1"),
+                            ("negative", "-1,1,1"), ("all-zero", "0,0,0"),
+                            ("overflow", "1e309,1,1"), ("two-numbers", "1,1")]),
+    # --- long file names ------------------------------------------------------------------
+    Case("mask-mapping-250-characters", mask_args("--out", "o.txt", "--mapping", LONG), code=0,
+         changes=("o.txt", LONG)),
+    Case("baseline-out-250-characters", ["baseline", "data", "--out", LONG], code=0,
+         changes=(LONG,)),
+    Case("mask-mapping-256-characters", mask_args("--mapping", TOO_LONG),
+         says="File name too long"),
+    # --- hostile records: named by line, never by content ------------------------------------
+    Case("verify-id-is-a-list", ["verify", "data"], (edit("test", 1, id=[SECRET]),), code=1,
+         says="test.jsonl:2: field 'id' must be str"),
+    Case("evaluate-unknown-prediction-id", EVALUATE,
+         (preds([{"id": SECRET, "output": "", "parse_success": True}]),),
+         says="preds.jsonl:1: no such record"),
+    Case("evaluate-duplicate-prediction-id", EVALUATE,
+         (preds([{"id": "test-en-020", "output": "", "parse_success": True}] * 2),),
+         says="preds.jsonl:2: duplicate prediction id"),
+    Case("evaluate-entity-type-is-a-value", EVALUATE,
+         (preds(), edit("test", 0, entities=[{"type": SECRET, "value": "Dear"}])),
+         says="test.jsonl:1: entities[0] has a type outside LABELS"),
+    Case("evaluate-record-is-an-array",
+         ["evaluate", "--records", "rec.jsonl", "--predictions", "rec.jsonl"],
+         (put("rec.jsonl", json.dumps([SECRET]) + "\n"),),
+         says="rec.jsonl:1: a record must be a JSON object"),
+    Case("stats-record-without-language", ["stats", "data"], (edit("train", 0, language=None),),
+         says="train.jsonl:1: missing field 'language'"),
+    Case("oracle-record-without-target-tsv", ["oracle", "data"],
+         (edit("test", 3, target_tsv=None),), says="test.jsonl:4: missing field 'target_tsv'"),
+    Case("oracle-gold-value-not-in-the-source", ["oracle", "data"],
+         (edit("validation", 1, source_text="no names here"),),
+         says="validation.jsonl:2: a gold PERSON value does not occur in source_text"),
+    Case("verify-manifest-lists-fewer-splits", ["verify", "data"],
+         (put("data/manifest.json", json.dumps({"splits": {"train": {}}})),), code=1,
+         says="lists no validation, test split"),
+    Case("verify-manifest-file-outside-the-folder", ["verify", "data"],
+         (put("data/manifest.json", json.dumps(
+             {"splits": {s: {"file": f"../{SECRET}.jsonl"} for s in SPLITS}})),),
+         code=1, says="must be stored in train.jsonl"),
+    Case("verify-manifest-count-is-a-value", ["verify", "data"],
+         (lambda root: write(root, "data/manifest.json", (root / "data/manifest.json").read_text()
+                             .replace('"records": 4', f'"records": "{SECRET}"', 1)),),
+         code=1, says="manifest says something else"),
+    Case("audit-template-id-not-a-string", ["audit", "data"],
+         (edit("train", 5, template_id=4821),),
+         says="train.jsonl:6: field 'template_id' must be str"),
+    Case("baseline-source-text-is-a-number", ["baseline", "data", "--out", "p.jsonl"],
+         (edit("test", 0, source_text=4821),),
+         says="test.jsonl:1: field 'source_text' must be str"),
+    Case("resplit-manifest-seed-is-a-value", ["resplit", "data", "--out", "new"],
+         (put("data/manifest.json", json.dumps({"seed": SECRET})),),
+         says="field 'seed' must be an integer"),
+    Case("mask-candidates-columns-swapped", mask_args("--out", "o.txt"),
+         (put("cands.tsv", f"{SECRET}\tPERSON\n"),), says="candidates line 1: unknown type"),
+    # --- commands without the train extra ------------------------------------------------
+    Case("predict-without-the-train-extra",
+         ["predict", "--model", "model", "--data-dir", "data", "--out", "p.jsonl"],
+         (folder("model"),), fault=no_train_extra,
+         says="this command needs the train extra: pip install 'piilab[train]'"),
+    Case("tiny-model-without-the-train-extra",
+         ["tiny-model", "--out", "tiny", "--data-dir", "data"], fault=no_train_extra,
+         says="needs the train extra"),
+    Case("export-ner-without-the-train-extra",
+         ["export-ner", "data", "--tokenizer", "tok", "--out", "ner"], fault=no_train_extra,
+         says="needs the train extra"),
+    Case("train-without-the-train-extra", ["train", "--config", "cfg.json"],
+         (put("cfg.json", json.dumps({"model": "model", "data_dir": "data",
+                                      "output_dir": "run", "max_steps": 1})),),
+         fault=no_train_extra, says="needs the train extra"),
+]
+
+
+def snapshot(root: Path) -> dict[str, tuple]:
+    """Every entry under `root`: files by content hash and mode, links by target."""
+    entries = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            key = str(path.relative_to(root))
+            if path.is_symlink():
+                entries[key] = ("link", os.readlink(path))
+            elif path.is_dir():
+                entries[key] = ("dir",)
+            else:
+                entries[key] = ("file", hashlib.sha256(path.read_bytes()).hexdigest(),
+                                stat.S_IMODE(path.stat().st_mode))
+    return entries
+
+
+def assert_clean_outcome(code: int, out: str, err: str, expected: int, says: str) -> None:
+    assert code == expected, err
+    assert "Traceback" not in out + err
+    for value in PLANTED:
+        assert value not in out and value not in err, f"{value!r} was printed"
+    if expected in (2, 130):
+        assert err.startswith("piilab: error:") and err.count("\n") == 1, err
+        assert out == ""
+    if says:
+        assert says in (err if expected else out + err)
+
+
+def test_the_hostile_table_is_large_enough():
+    assert len(CASES) >= 60 and len({case.id for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_hostile_input(case, tmp_path, monkeypatch, capsys):
+    root = tmp_path / "work"
+    root.mkdir()
+    doc_files(root)
+    make_dataset(root)
+    for step in case.prep:
+        step(root)
+    before = snapshot(root)
+    monkeypatch.chdir(root)
+    with monkeypatch.context() as faults:  # undone before the files are read back
+        if case.fault:
+            case.fault(faults)
+        code = cli.main(case.argv)
+    out, err = capsys.readouterr()
+
+    assert_clean_outcome(code, out, err, case.code, case.says)
+    after = snapshot(root)
+    assert not [name for name in after if Path(name).name.startswith(".piilab-")]
+    for name, entry in before.items():
+        if name not in case.changes:
+            assert after.get(name) == entry, f"{name} changed"
+    if case.code != 0:
+        assert after == before, "a failed command must create nothing"
+    else:
+        assert set(after) - set(before) <= set(case.changes)
+
+
+# --- one regression test per defect of issue 15 ---------------------------------------------
+
+
+@pytest.fixture()
+def run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+
+    def invoke(*argv: str) -> tuple[int, str, str]:
+        code = cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return invoke
+
+
+def test_1_mask_never_replaces_an_existing_mapping_without_force(run, tmp_path):
+    write(tmp_path, "a.txt", f"A: {SECRET}\n")
+    write(tmp_path, "b.txt", "B: Other Person\n")
+    write(tmp_path, "ca.tsv", f"PERSON\t{SECRET}\n")
+    write(tmp_path, "cb.tsv", "PERSON\tOther Person\n")
+    assert run("mask", "--candidates", "ca.tsv", "--in", "a.txt", "--out", "a.masked",
+               "--mapping", "map.json")[0] == 0
+    code, _, err = run("mask", "--candidates", "cb.tsv", "--in", "b.txt", "--out", "b.masked",
+                       "--mapping", "map.json")
+    assert code == 2 and "use --force" in err and not (tmp_path / "b.masked").exists()
+    assert run("unmask", "--mapping", "map.json", "--in", "a.masked", "--out", "a.back")[0] == 0
+    assert (tmp_path / "a.back").read_text() == f"A: {SECRET}\n"  # A is still restorable
+
+
+def test_2_a_failed_mask_changes_no_output(run, tmp_path):
+    doc_files(tmp_path)
+    (tmp_path / "outdir").mkdir()
+    before = (tmp_path / "map.json").read_bytes()
+    code, _, err = run(*mask_args("--out", "outdir", "--mapping", "map.json", "--force"))
+    assert code == 2 and "outdir: is a directory" in err
+    assert (tmp_path / "map.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["mask", "--candidates", "cands.tsv", "--in", "doc.txt", "--out", "x", "--mapping",
+     "sub/../x"],
+    ["mask", "--candidates", "cands.tsv", "--in", "doc.txt", "--mapping", "doc.txt", "--force"],
+    ["mask", "--candidates", "cands.tsv", "--in", "doc.txt", "--mapping", "cands.tsv",
+     "--force"],
+    ["evaluate", "--records", "data/test.jsonl", "--predictions", "data/test.jsonl", "--json",
+     "data/test.jsonl", "--force"],
+    ["baseline", "data", "--out", "data/test.jsonl", "--force"],
+    ["mask", "--candidates", "cands.tsv", "--in", "doc.txt", "--mapping", "hard-link-of-doc.txt",
+     "--force"],
+], ids=["dotdot", "input", "candidates", "evaluate-records", "baseline-split", "hard-link"])
+def test_3_outputs_that_resolve_to_an_input_or_each_other_are_refused(run, tmp_path, argv):
+    doc_files(tmp_path)
+    (tmp_path / "sub").mkdir()
+    make_dataset(tmp_path)
+    os.link(tmp_path / "doc.txt", tmp_path / "hard-link-of-doc.txt")
+    before = snapshot(tmp_path)
+    code, _, err = run(*argv)
+    assert code == 2 and "same file" in err
+    assert snapshot(tmp_path) == before
+
+
+def test_4_baseline_and_predict_keep_existing_predictions_without_force(run, tmp_path):
+    make_dataset(tmp_path)
+    preds = predictions(tmp_path)
+    before = preds.read_bytes()
+    assert run("baseline", "data", "--out", "preds.jsonl")[0] == 2
+    assert run("predict", "--model", "smollm2-135m", "--data-dir", "data",
+               "--out", "preds.jsonl")[0] == 2
+    assert preds.read_bytes() == before
+    assert run("baseline", "data", "--out", "preds.jsonl", "--force")[0] == 0
+    assert preds.read_bytes() != before and stat.S_IMODE(preds.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("failing_rename", [1, 2, 3, 4])
+def test_5_generate_force_leaves_the_old_dataset_or_the_new_one(run, tmp_path, monkeypatch,
+                                                               failing_rename):
+    old = make_dataset(tmp_path)
+    (old / "holdout").mkdir()
+    write(old, "holdout/notes.md", "kept")
+    before = snapshot(old)
+    with monkeypatch.context() as faults:
+        fail_call(faults, "replace", failing_rename, OSError(errno.ENOSPC, "No space left"))
+        code, _, err = run("generate", "--out", "data", "--force")
+    assert code == 2 and "No space left" in err
+    assert snapshot(old) == before  # the old dataset, whole
+    assert run("generate", "--out", "data", "--force")[0] == 0
+    assert run("verify", "data")[0] == 0  # the new one, whole
+    assert (old / "holdout/notes.md").read_text() == "kept"  # other entries are left alone
+    assert not [p for p in old.iterdir() if p.name.startswith(".piilab-")]
+
+
+@pytest.mark.parametrize(("command", "raised"), [
+    (lambda: OSError(errno.EACCES, "Permission denied", "some/file"),
+     "some/file: Permission denied"),
+    (lambda: b"\xff".decode("utf-8"), "not UTF-8"),
+    (lambda: "\ud800".encode("utf-8"), "lone surrogate"),
+    (lambda: json.loads('{"a": ' + SECRET), "not valid JSON (line 1, column 7)"),
+    (lambda: json.loads(nested()), "nested too deeply"),
+    (lambda: {}["language"], "lacks the field 'language'"),
+    (lambda: {}[SECRET], "lacks the field this command needs (KeyError at"),
+    (lambda: int(SECRET), "wrong type or form (ValueError at"),
+    (lambda: len(4821), "wrong type or form (TypeError at"),
+    (lambda: __import__("piilab_no_such_module"), "cannot be imported (piilab_no_such_module)"),
+    (lambda: (_ for _ in ()).throw(ModuleNotFoundError(SECRET, name="torch")),
+     "needs the train extra: pip install 'piilab[train]' (torch is not installed)"),
+    (lambda: (_ for _ in ()).throw(RuntimeError(SECRET)), "unexpected RuntimeError at"),
+    (lambda: (_ for _ in ()).throw(KeyboardInterrupt()), "interrupted"),
+], ids=["OSError", "UnicodeDecodeError", "UnicodeEncodeError", "JSONDecodeError",
+        "RecursionError", "KeyError-field", "KeyError-value", "ValueError", "TypeError",
+        "ImportError", "ModuleNotFoundError-train", "other", "KeyboardInterrupt"])
+def test_6_every_error_class_is_one_line_without_a_traceback(run, tmp_path, monkeypatch,
+                                                             command, raised):
+    def failing(args):
+        result = command()
+        raise result if isinstance(result, BaseException) else AssertionError("did not raise")
+
+    monkeypatch.setattr(data_cli, "cmd_stats", failing)
+    code, out, err = run("stats", "data")
+    assert code == (130 if raised == "interrupted" else 2)
+    assert err.startswith("piilab: error:") and err.count("\n") == 1 and raised in err
+    assert SECRET not in err and "4821" not in err and out == ""
+
+
+@pytest.mark.parametrize("targets", ["nan,1,1", "1,inf,1", "1,1,-inf", "-1,1,1"])
+def test_7_resplit_rejects_non_finite_and_negative_targets(run, tmp_path, targets):
+    from piilab.splits import SplitError, family_split
+
+    make_dataset(tmp_path)
+    code, _, err = run("resplit", "data", "--out", "new", f"--targets={targets}")
+    assert code == 2 and "finite, non-negative" in err and not (tmp_path / "new").exists()
+    weights = dict(zip(SPLITS, (float(t) for t in targets.split(",")), strict=True))
+    with pytest.raises(SplitError, match="finite"):
+        family_split([_record("train", 0)], weights)
+
+
+def test_8_a_250_character_output_name_is_written(run, tmp_path):
+    doc_files(tmp_path)
+    code, _, err = run(*mask_args("--out", LONG[:-5] + ".txt", "--mapping", LONG))
+    assert code == 0, err
+    assert json.loads((tmp_path / LONG).read_text()) == MAPPING
+    assert stat.S_IMODE((tmp_path / LONG).stat().st_mode) == 0o600
+    write_atomic(tmp_path / ("z" * 255), b"max")  # the longest legal name still works
+    assert (tmp_path / ("z" * 255)).read_bytes() == b"max"
+
+
+def test_9_messages_name_records_by_line_not_by_content(run, tmp_path):
+    make_dataset(tmp_path)
+    with_record(tmp_path, "test", 2, id=[SECRET, "x"])
+    code, out, err = run("verify", "data")
+    assert code == 1 and "test.jsonl:3: field 'id' must be str" in err
+    predictions(tmp_path, rows=[{"id": SECRET, "output": "", "parse_success": False}])
+    code, out2, err2 = run("evaluate", "--records", "data/validation.jsonl",
+                           "--predictions", "preds.jsonl")
+    assert code == 2 and "preds.jsonl:1: no such record" in err2
+    assert SECRET not in out + err + out2 + err2
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o077, 0o600), (0o022, 0o644)])
+def test_10_dataset_files_follow_the_umask_and_mappings_stay_private(run, tmp_path, umask,
+                                                                     expected):
+    make_dataset(tmp_path, "src")
+    doc_files(tmp_path)
+    previous = os.umask(umask)
+    try:
+        assert run("generate", "--out", "gen")[0] == 0
+        assert run("resplit", "src", "--out", "re")[0] in (0, 1)  # 1: tiny data, not leak-free
+        assert run(*mask_args("--out", "o.txt", "--mapping", "m.json"))[0] == 0
+    finally:
+        os.umask(previous)
+    for folder in ("gen", "re"):
+        for name in ("train.jsonl", "validation.jsonl", "test.jsonl", "manifest.json"):
+            assert stat.S_IMODE((tmp_path / folder / name).stat().st_mode) == expected
+    assert stat.S_IMODE((tmp_path / "o.txt").stat().st_mode) == expected
+    assert stat.S_IMODE((tmp_path / "m.json").stat().st_mode) == 0o600
+
+
+# --- piilab.files on its own ------------------------------------------------------------------
+
+
+def test_write_all_restores_every_replaced_file_when_a_later_rename_fails(tmp_path, monkeypatch):
+    a, b, c = (write(tmp_path, name, f"old {name}") for name in ("a", "b", "c"))
+    with monkeypatch.context() as faults, pytest.raises(OSError) as info:
+        fail_call(faults, "replace", 3, OSError(errno.EIO, "I/O error"))
+        write_all([(a, b"new a", None), (b, b"new b", None), (c, b"new c", None)])
+    assert info.value.filename == str(c) and info.value.errno == errno.EIO
+    assert [p.read_text() for p in (a, b, c)] == ["old a", "old b", "old c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c"]
+
+
+def test_write_all_removes_new_files_when_a_later_rename_fails(tmp_path, monkeypatch):
+    with monkeypatch.context() as faults, pytest.raises(KeyboardInterrupt):
+        fail_call(faults, "replace", 2, KeyboardInterrupt())
+        write_all([(tmp_path / "new1", b"1", 0o600), (tmp_path / "new2", b"2", 0o600)])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_outputs_returns_the_outputs_and_skips_standard_streams(tmp_path):
+    assert check_outputs([None, tmp_path / "x"], inputs=[None]) == [tmp_path / "x"]
+
+
+def test_files_doctests_pass(tmp_path, monkeypatch):
+    import doctest
+
+    from piilab import files
+
+    monkeypatch.chdir(tmp_path)
+    assert doctest.testmod(files).failed == 0
