@@ -384,15 +384,19 @@ def test_seqeval_strict_drops_ill_formed_chunks_that_the_decoder_keeps():
 # --- the whole corpus, with real tokenizers ---------------------------------------
 
 
+def _corpus_offsets(tokenizer, records, **kwargs):
+    """The token offsets (character spans) of every record's document under `tokenizer`."""
+    texts = [r["source_text"] for r in records]
+    return tokenizer(texts, return_offsets_mapping=True, **kwargs)["offset_mapping"]
+
+
 @pytest.mark.slow
 @pytest.mark.train
 def test_every_corpus_span_round_trips_with_the_tiny_encoder_tokenizer(corpus, all_records):
     pytest.importorskip("transformers", reason=TRAIN_EXTRA)
     from piilab.ner import gold_spans, train_encoder_tokenizer
 
-    tokenizer = train_encoder_tokenizer(corpus["train"])
-    texts = [r["source_text"] for r in all_records]
-    encodings = tokenizer(texts, return_offsets_mapping=True)["offset_mapping"]
+    encodings = _corpus_offsets(train_encoder_tokenizer(corpus["train"]), all_records)
     assert len(all_records) == 2200
     n_spans = 0
     for record, offsets in zip(all_records, encodings, strict=True):
@@ -415,9 +419,7 @@ def test_chat_tokenizer_misalignments_are_reported_never_moved(corpus, all_recor
     # A plain byte-level BPE, as the tiny causal LM had before its copy-friendly pre-tokenizer
     # (chapter 06): its leading-space tokens (" 김가상") start before the names.
     tokenizer = train_tokenizer(corpus["train"], copy_friendly=False)
-    texts = [r["source_text"] for r in all_records]
-    encodings = tokenizer(texts, return_offsets_mapping=True,
-                          add_special_tokens=False)["offset_mapping"]
+    encodings = _corpus_offsets(tokenizer, all_records, add_special_tokens=False)
     misaligned_records = 0
     for record, offsets in zip(all_records, encodings, strict=True):
         spans = gold_spans(record)
@@ -447,10 +449,8 @@ def test_the_copy_friendly_tokenizer_aligns_every_gold_span(corpus, all_records)
     from piilab.ner import gold_spans
     from piilab.tiny import train_tokenizer
 
-    tokenizer = train_tokenizer(corpus["train"])
-    texts = [r["source_text"] for r in all_records]
-    encodings = tokenizer(texts, return_offsets_mapping=True,
-                          add_special_tokens=False)["offset_mapping"]
+    encodings = _corpus_offsets(train_tokenizer(corpus["train"]), all_records,
+                                add_special_tokens=False)
     for record, offsets in zip(all_records, encodings, strict=True):
         assert check_alignment(offsets, gold_spans(record)) == [], record["id"]
 
