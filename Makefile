@@ -6,11 +6,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
-EXTRAS ?= test,book,bench,train
+EXTRAS ?= test,book,bench,train,finance,lite
 STAMP  := $(VENV)/.stamp-install
 
 .PHONY: help venv install data model verify lint test test-fast book notebooks clean
-.PHONY: book-html nbval browser-deps textlint
+.PHONY: book-html nbval browser-deps textlint lite
 
 help:
 	@echo "make book       build the whole course (data, executed chapters, HTML book)"
@@ -19,6 +19,7 @@ help:
 	@echo "make data       generate and verify the default dataset in data/"
 	@echo "make model      fetch the pretrained base (SmolLM2-135M) into the cache, once"
 	@echo "make book-html  build _build/html only (jupyter-book build . -W --keep-going)"
+	@echo "make lite       build the in-browser exercises (JupyterLite, Pyodide) into _build/html/lite"
 	@echo "make notebooks  regenerate and execute notebooks/{en,ja}/*.ipynb from book/{en,ja}/*.md"
 	@echo "make nbval      re-run the committed notebooks and compare their outputs (strict)"
 	@echo "make browser-deps  install Debian chromium + fonts-noto-cjk for the browser test"
@@ -78,6 +79,16 @@ textlint: install node_modules/.package-lock.json
 
 book: data model
 	$(MAKE) --no-print-directory book-html
+	$(MAKE) --no-print-directory lite
+
+# The in-browser exercises of chapters 00-05 (_config.yml: piilab_lite_chapters): a JupyterLite
+# site with the Pyodide kernel, written into the HTML output after the book (book-html may drop
+# _build). Everything comes from pinned local packages: jupyterlite-core and the Pyodide kernel
+# (the lite extra), the pyodide runtime (npm, package-lock.json, node_modules/), the wheels of
+# tools/lite-requirements.txt (hash-checked, downloaded once into .cache/lite/wheels) and a
+# piilab wheel built from the checkout. The built site loads nothing from the internet.
+lite: install node_modules/.package-lock.json
+	$(PY) tools/build_lite.py
 
 # The chapters are executed during the build and cached in .jupyter_cache, keyed on their code
 # only; when piilab (and so the data it generates), a quiz or the book extension changes, the

@@ -13,7 +13,7 @@ import time
 from piilab.baseline import baseline_output
 from piilab.evaluation import evaluate, oracle_predictions
 from piilab.generator import generate_dataset
-from piilab.inference import make_prediction
+from piilab.predictions import make_prediction
 
 
 def best_cpu(fn, repeats: int = 3) -> float:

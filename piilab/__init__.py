@@ -40,7 +40,9 @@ _EXPORTS: dict[str, str] = {
     # evaluation (chapter 04)
     "EvaluationError": "piilab.evaluation",
     "evaluate": "piilab.evaluation",
-    "parse_flag": "piilab.inference",
+    "parse_flag": "piilab.predictions",
+    "make_prediction": "piilab.predictions",
+    "write_predictions": "piilab.predictions",
     # splits and augmentation (chapter 05)
     "audit_splits": "piilab.splits",
     "family_split": "piilab.splits",

@@ -50,13 +50,12 @@ import hashlib
 import itertools
 import random
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from piilab import templates as T
 from piilab.generator import VALUE_GENERATORS, overlapping_occurrences
-from piilab.labels import LABEL_PRIORITY, LABELS
+from piilab.labels import LABEL_PRIORITY, LABELS, nfc
 from piilab.matching import (
     PERSON_JOINERS,
     digit_sequence,
@@ -109,10 +108,6 @@ class AugmentError(ValueError):
     """Augmentation cannot proceed (names the record id and reason, never a value)."""
 
 
-def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
-
-
 def _rng(*parts: object) -> random.Random:
     key = ":".join(str(p) for p in ("piilab-augment", *parts)).encode()
     return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
@@ -163,7 +158,7 @@ def gold_problems(record: Mapping) -> list[str]:
     if not isinstance(source, str) or not isinstance(entities, list):
         return [f"record {rid}: fields 'source_text' and 'entities' must be a string and a list"]
     problems: list[str] = []
-    if source != _nfc(source):
+    if source != nfc(source):
         problems.append(f"record {rid}: field 'source_text' is not NFC-normalized")
     pairs: list[tuple[str, str]] = []
     for i, ent in enumerate(entities):
@@ -176,7 +171,7 @@ def gold_problems(record: Mapping) -> list[str]:
         if label not in LABELS:
             problems.append(f"{where} has a type outside LABELS")
             continue
-        if not value or value != value.strip() or value != _nfc(value):
+        if not value or value != value.strip() or value != nfc(value):
             problems.append(f"{where} ({label}) value is empty, untrimmed or not NFC")
             continue
         if (label, value) in pairs:
@@ -212,7 +207,7 @@ def pool_key(value: str) -> str:
     >>> pool_key("010-0123-4567") == pool_key("010 0123 4567")
     True
     """
-    value = _nfc(value).strip()
+    value = nfc(value).strip()
     if is_numeric_value(value):
         return "#" + digit_sequence(value)
     return "".join(ch for ch in value if not ch.isspace())
@@ -542,16 +537,16 @@ def augment_records(records: Sequence[Mapping], copies: int = 1, *, seed: int = 
     if pool is None:
         pool = build_value_pools(exclude=exclude_values)["train"]
     ids = {r.get("id") for r in records}
-    seen_sources = {_nfc(r["source_text"]) for r in records}
+    seen_sources = {nfc(r["source_text"]) for r in records}
     out: list[dict] = []
     for record, k in itertools.product(records, range(1, copies + 1)):
         new_id = f"{record['id']}-aug{k}"
         if new_id in ids:
             raise AugmentError(f"record {record['id']}: augmented id {new_id} already exists")
         copy = _augment(record, _rng(seed, record["id"], k), pool, new_id, operations)
-        if copy is None or _nfc(copy["source_text"]) in seen_sources:
+        if copy is None or nfc(copy["source_text"]) in seen_sources:
             continue
-        seen_sources.add(_nfc(copy["source_text"]))
+        seen_sources.add(nfc(copy["source_text"]))
         ids.add(new_id)
         out.append(copy)
     return out

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from piilab.files import check_outputs, write_all, write_atomic
+from piilab.files import check_outputs, write_all
 from piilab.generator import (
     DEFAULT_SEED,
     GENERATOR_VERSION,
@@ -69,14 +69,6 @@ def dumps_record(record: dict) -> str:
 
 def split_bytes(records: Iterable[dict]) -> bytes:
     return "".join(dumps_record(r) + "\n" for r in records).encode("utf-8")
-
-
-def atomic_write(path: str | os.PathLike, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to `path` through a temporary file and a rename (`piilab.files`).
-
-    `mode` None gives the file the umask's mode; pass 0o600 for files that hold values.
-    """
-    write_atomic(path, data, mode)
 
 
 def build_manifest(seed: int, blobs: dict[str, bytes], records: dict[str, list[dict]]) -> dict:

@@ -1,7 +1,8 @@
 """Evaluating predictions: entity F1, leaks, hallucinations, tokenization (chapter 04).
 
 `evaluate(records, predictions)` scores raw model outputs against gold entities
-and returns a nested dict with exactly these fields (all rates in [0, 1]):
+and returns an `EvaluationResult`, a frozen dataclass with exactly these fields
+(all rates in [0, 1]; ``result.to_dict()`` gives the same tree as plain JSON data):
 
 - ``entity`` and ``per_type.<LABEL>``: precision, recall, F1 and tp/fp/fn over
   per-document *sets* of normalized ``(TYPE, VALUE)`` pairs, summed over documents;
@@ -37,19 +38,26 @@ the reason, never an entity value.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import accumulate
+from types import MappingProxyType
 
-from piilab.labels import LABELS
+from piilab.labels import LABELS, PairError, gold_pairs, nfc
 from piilab.matching import find_occurrences
 from piilab.parsing import ParsedOutput, parse_model_output
+from piilab.predictions import PredictionError, make_prediction, validate_predictions
 from piilab.tokenization import MaskResult, mask_text, reassemble_text
 
 __all__ = [
+    "DocumentRates",
     "DocumentScore",
+    "EntityRates",
     "EvaluationError",
+    "EvaluationResult",
+    "ParseRates",
+    "Scores",
+    "TokenizationRates",
     "evaluate",
     "format_report",
     "oracle_predictions",
@@ -97,29 +105,92 @@ class DocumentScore:
     mask: MaskResult
 
 
-def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
+@dataclass(frozen=True)
+class Scores:
+    """Precision, recall and F1 over ``(TYPE, VALUE)`` pairs, with their counts."""
+
+    precision: float
+    recall: float
+    f1: float
+    tp: int
+    fp: int
+    fn: int
+
+    @classmethod
+    def from_counts(cls, tp: int, fp: int, fn: int) -> Scores:
+        precision = _rate(tp, tp + fp)
+        recall = _rate(tp, tp + fn)
+        f1 = _rate(2 * precision * recall, precision + recall) if precision + recall else 0.0
+        return cls(precision, recall, f1, tp, fp, fn)
+
+
+@dataclass(frozen=True)
+class DocumentRates:
+    """Rates over documents: ``leak_rate``, documents with an uncovered gold occurrence."""
+
+    leak_rate: float
+
+
+@dataclass(frozen=True)
+class EntityRates:
+    """Rates over gold pairs (``leak_rate``), predicted pairs (``over_redaction_rate``) and
+    parsed rows (``hallucination_rate``)."""
+
+    leak_rate: float
+    over_redaction_rate: float
+    hallucination_rate: float
+
+
+@dataclass(frozen=True)
+class ParseRates:
+    """``success_rate``: documents whose caller flag is True."""
+
+    success_rate: float
+
+
+@dataclass(frozen=True)
+class TokenizationRates:
+    """Documents whose masking is order-independent and whose restoration is exact."""
+
+    deterministic_rate: float
+    round_trip_rate: float
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """What `evaluate` returns; `to_dict()` is the JSON form (``piilab evaluate --json``).
+
+    A renamed or missing field is an `AttributeError` where it is read, not a ``KeyError``
+    deep inside a chapter.
+
+    >>> Scores.from_counts(tp=3, fp=1, fn=0).precision
+    0.75
+    """
+
+    entity: Scores
+    per_type: Mapping[str, Scores]
+    documents: DocumentRates
+    entities: EntityRates
+    parse: ParseRates
+    tokenization: TokenizationRates
+
+    def to_dict(self) -> dict:
+        """Plain nested dicts and numbers, in field order (per_type in `LABELS` order)."""
+        return {
+            "entity": asdict(self.entity),
+            "per_type": {label: asdict(scores) for label, scores in self.per_type.items()},
+            "documents": asdict(self.documents),
+            "entities": asdict(self.entities),
+            "parse": asdict(self.parse),
+            "tokenization": asdict(self.tokenization),
+        }
 
 
 def _gold_pairs(record: Mapping) -> frozenset[Pair]:
-    rid = record["id"]
-    pairs = set()
-    for i, ent in enumerate(record.get("entities") or []):
-        if not (isinstance(ent, Mapping) and isinstance(ent.get("type"), str)
-                and isinstance(ent.get("value"), str)):
-            reason = f"entities[{i}] must have string 'type' and 'value'"
-            raise EvaluationError(f"record {rid}: {reason}", reason=reason)
-        label = ent["type"].strip().upper()
-        if label not in LABELS:
-            # The type is not echoed: a swapped type/value pair would print the value.
-            reason = f"entities[{i}] has a type outside LABELS"
-            raise EvaluationError(f"record {rid}: {reason}", reason=reason)
-        value = _nfc(ent["value"]).strip()
-        if not value:
-            reason = f"entities[{i}] has an empty value"
-            raise EvaluationError(f"record {rid}: {reason}", reason=reason)
-        pairs.add((label, value))
-    return frozenset(pairs)
+    try:
+        return frozenset(pair for _, pair in gold_pairs(record))
+    except PairError as err:
+        raise EvaluationError(f"record {record['id']}: {err.reason}", reason=err.reason) from None
 
 
 def uncovered_occurrences(source: str, gold: Iterable[Pair],
@@ -156,7 +227,7 @@ def uncovered_occurrences(source: str, gold: Iterable[Pair],
 def score_document(record: Mapping, prediction: Mapping | None) -> DocumentScore:
     """Score one document. `prediction` None means "no prediction": empty, unparsed."""
     rid = record["id"]
-    source = _nfc(record["source_text"])
+    source = nfc(record["source_text"])
     gold = _gold_pairs(record)
     output = "" if prediction is None else prediction["output"]
     flag = False if prediction is None else prediction["parse_success"]
@@ -196,13 +267,6 @@ def _rate(num: int, den: int) -> float:
     return num / den if den else 0.0
 
 
-def _prf(tp: int, fp: int, fn: int) -> dict[str, float | int]:
-    precision = _rate(tp, tp + fp)
-    recall = _rate(tp, tp + fn)
-    f1 = _rate(2 * precision * recall, precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
-
-
 def _check_inputs(records: list, predictions: list) -> dict[str, Mapping]:
     def fail(source: str, index: int, rid: object, reason: str) -> EvaluationError:
         where = f"{source}[{index}]" if rid is None else (
@@ -221,31 +285,21 @@ def _check_inputs(records: list, predictions: list) -> dict[str, Mapping]:
             raise fail("records", i, rid, "missing string field 'source_text'")
         if not isinstance(record.get("entities", []), list):
             raise fail("records", i, rid, "field 'entities' must be a list")
-    by_id: dict[str, Mapping] = {}
-    for i, pred in enumerate(predictions):
-        if not isinstance(pred, Mapping) or not isinstance(pred.get("id"), str):
-            raise fail("predictions", i, None, "missing string field 'id'")
-        pid = pred["id"]
-        if pid in by_id:
-            raise fail("predictions", i, pid, "duplicate prediction id")
-        if pid not in ids:
-            raise fail("predictions", i, pid, "no such record")
-        if not isinstance(pred.get("output"), str):
-            raise fail("predictions", i, pid, "field 'output' must be a string")
-        if not isinstance(pred.get("parse_success"), bool):
-            raise fail("predictions", i, pid, "field 'parse_success' must be true or false")
-        by_id[pid] = pred
-    return by_id
+    try:
+        return validate_predictions(predictions, ids)
+    except PredictionError as err:
+        raise EvaluationError(str(err), source="predictions", index=err.index,
+                              reason=err.reason) from None
 
 
-def evaluate(records: Iterable[Mapping], predictions: Iterable[Mapping]) -> dict:
+def evaluate(records: Iterable[Mapping], predictions: Iterable[Mapping]) -> EvaluationResult:
     """Score `predictions` against `records` (see the module docstring for every field).
 
     >>> rec = {"id": "d1", "source_text": "Call Alpha Beta at 555-0100", "entities": [
     ...     {"type": "PERSON", "value": "Alpha Beta"}, {"type": "PHONE", "value": "555-0100"}]}
     >>> pred = {"id": "d1", "output": "PERSON\\tAlpha", "parse_success": True}
     >>> r = evaluate([rec], [pred])
-    >>> r["entity"]["tp"], r["entity"]["fp"], r["entity"]["fn"], r["documents"]["leak_rate"]
+    >>> r.entity.tp, r.entity.fp, r.entity.fn, r.documents.leak_rate
     (0, 1, 2, 1.0)
     """
     records = list(records)
@@ -261,8 +315,8 @@ def evaluate(records: Iterable[Mapping], predictions: Iterable[Mapping]) -> dict
     return summarize(scores)
 
 
-def summarize(scores: list[DocumentScore]) -> dict:
-    """Aggregate per-document scores into the result dict of `evaluate`."""
+def summarize(scores: list[DocumentScore]) -> EvaluationResult:
+    """Aggregate per-document scores into the result of `evaluate`."""
     counts = {label: [0, 0, 0] for label in LABELS}  # tp, fp, fn
     for s in scores:
         for label, _ in s.gold & s.predicted:
@@ -277,53 +331,54 @@ def summarize(scores: list[DocumentScore]) -> dict:
     n_docs = len(scores)
     n_gold = sum(len(s.gold) for s in scores)
     n_pred = sum(len(s.predicted) for s in scores)
-    return {
-        "entity": _prf(tp, fp, fn),
-        "per_type": {label: _prf(*counts[label]) for label in LABELS},
-        "documents": {"leak_rate": _rate(sum(bool(s.leaked) for s in scores), n_docs)},
-        "entities": {
-            "leak_rate": _rate(sum(len(s.leaked) for s in scores), n_gold),
-            "over_redaction_rate": _rate(fp, n_pred),
-            "hallucination_rate": _rate(sum(s.unmatched_rows for s in scores),
-                                        sum(s.rows for s in scores)),
-        },
-        "parse": {"success_rate": _rate(sum(s.parse_success for s in scores), n_docs)},
-        "tokenization": {
-            "deterministic_rate": _rate(sum(s.deterministic for s in scores), n_docs),
-            "round_trip_rate": _rate(sum(s.round_trip for s in scores), n_docs),
-        },
-    }
+    return EvaluationResult(
+        entity=Scores.from_counts(tp, fp, fn),
+        per_type=MappingProxyType({label: Scores.from_counts(*counts[label])
+                                   for label in LABELS}),
+        documents=DocumentRates(leak_rate=_rate(sum(bool(s.leaked) for s in scores), n_docs)),
+        entities=EntityRates(
+            leak_rate=_rate(sum(len(s.leaked) for s in scores), n_gold),
+            over_redaction_rate=_rate(fp, n_pred),
+            hallucination_rate=_rate(sum(s.unmatched_rows for s in scores),
+                                     sum(s.rows for s in scores)),
+        ),
+        parse=ParseRates(success_rate=_rate(sum(s.parse_success for s in scores), n_docs)),
+        tokenization=TokenizationRates(
+            deterministic_rate=_rate(sum(s.deterministic for s in scores), n_docs),
+            round_trip_rate=_rate(sum(s.round_trip for s in scores), n_docs),
+        ),
+    )
 
 
 def oracle_predictions(records: Iterable[Mapping]) -> list[dict]:
     """Every record's `target_tsv` fed back as its prediction (a sanity check of the
     machinery, never a model result)."""
-    return [{"id": r["id"], "output": r["target_tsv"], "parse_success": True} for r in records]
+    return [make_prediction(r["id"], r["target_tsv"], r["source_text"]) for r in records]
 
 
-def format_report(result: Mapping, title: str = "evaluation") -> str:
+def format_report(result: EvaluationResult, title: str = "evaluation") -> str:
     """A plain-text table of an `evaluate` result (overall, per type, leaks, parse,
     tokenization): what `piilab evaluate` prints. Numbers only, never text."""
-    e = result["entity"]
+
+    def row(name: str, t: Scores) -> str:
+        return (f"{name:<10}{t.precision:>10.3f}{t.recall:>9.3f}{t.f1:>8.3f}"
+                f"{t.tp:>7}{t.fp:>7}{t.fn:>7}")
+
     lines = [
         f"== {title} ==",
         f"{'':<10}{'precision':>10}{'recall':>9}{'f1':>8}{'tp':>7}{'fp':>7}{'fn':>7}",
-        f"{'overall':<10}{e['precision']:>10.3f}{e['recall']:>9.3f}{e['f1']:>8.3f}"
-        f"{e['tp']:>7}{e['fp']:>7}{e['fn']:>7}",
+        row("overall", result.entity),
+        *(row(label, result.per_type[label]) for label in LABELS),
     ]
-    for label in LABELS:
-        t = result["per_type"][label]
-        lines.append(f"{label:<10}{t['precision']:>10.3f}{t['recall']:>9.3f}{t['f1']:>8.3f}"
-                     f"{t['tp']:>7}{t['fp']:>7}{t['fn']:>7}")
-    ents, docs = result["entities"], result["documents"]
+    ents, docs = result.entities, result.documents
     lines += [
         "",
-        f"leak rate (documents)      {docs['leak_rate']:.3f}",
-        f"leak rate (entities)       {ents['leak_rate']:.3f}",
-        f"over-redaction rate        {ents['over_redaction_rate']:.3f}",
-        f"hallucination rate         {ents['hallucination_rate']:.3f}",
-        f"parse success rate         {result['parse']['success_rate']:.3f}",
-        f"deterministic rate         {result['tokenization']['deterministic_rate']:.3f}",
-        f"round-trip rate            {result['tokenization']['round_trip_rate']:.3f}",
+        f"leak rate (documents)      {docs.leak_rate:.3f}",
+        f"leak rate (entities)       {ents.leak_rate:.3f}",
+        f"over-redaction rate        {ents.over_redaction_rate:.3f}",
+        f"hallucination rate         {ents.hallucination_rate:.3f}",
+        f"parse success rate         {result.parse.success_rate:.3f}",
+        f"deterministic rate         {result.tokenization.deterministic_rate:.3f}",
+        f"round-trip rate            {result.tokenization.round_trip_rate:.3f}",
     ]
     return "\n".join(lines)

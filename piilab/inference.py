@@ -1,13 +1,7 @@
-"""Running a model over documents, and the shared parse-success rule (chapters 04, 07).
+"""Running a model over documents: loading and generation (chapter 07, "Inference and results").
 
-`parse_flag(output, source_text)` is the single definition of "this model output
-parsed": callers that write predictions and the evaluator (`piilab.evaluation`)
-both use it, so the ``parse.success_rate`` they report agrees. The rule is the one
-of `piilab.parsing`: an output is a successful parse when, after complete
-``<think>`` blocks are removed, it is empty (the model says "no PII") or it holds
-at least one allowed ``TYPE<TAB>VALUE`` row whose value matches the source.
-
-Generation (chapter 07, "Inference and results"):
+Prediction rows and their file (``parse_flag``, ``make_prediction``, ``write_predictions``)
+live in `piilab.predictions`, which needs no model.
 
 - `load_for_inference(model_dir)` loads a merged model directory, a LoRA
   adapter directory (its base model is read from ``adapter_config.json``) or a
@@ -21,8 +15,8 @@ Generation (chapter 07, "Inference and results"):
   decodes greedily by default, stops at the end-of-turn token and returns the
   new text of each document, special tokens removed;
 - `predict_records` turns records into ``{"id", "output", "parse_success"}``
-  rows and `write_predictions` writes them as JSONL, ready for
-  ``piilab evaluate``.
+  rows (with the `Generation`); `piilab.predictions.write_predictions` writes them
+  as JSONL, ready for ``piilab evaluate``.
 
 Think blocks: templates that read ``enable_thinking`` are asked not to think
 (`piilab.sft.CHAT_TEMPLATE_KWARGS`, the same as in training); a model that
@@ -48,27 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from piilab.labels import LABELS
-from piilab.parsing import parse_model_output
-
-
-def parse_flag(output: str, source_text: str, allowed_types: tuple[str, ...] = LABELS) -> bool:
-    """The parse-success flag to store with a prediction.
-
-    >>> parse_flag("PERSON\\t김가상", "고객 김가상 님")
-    True
-    >>> parse_flag("", "PII가 없는 문서")
-    True
-    >>> parse_flag("Sorry, I cannot help with that.", "고객 김가상 님")
-    False
-    """
-    return parse_model_output(output, source_text, allowed_types).parse_success
-
-
-def make_prediction(record_id: str, output: str, source_text: str) -> dict:
-    """One line of a predictions file: ``{"id", "output", "parse_success"}``."""
-    return {"id": record_id, "output": output, "parse_success": parse_flag(output, source_text)}
-
+from piilab.predictions import Prediction, make_prediction
 
 # ---------------------------------------------------------------------------
 # Loading a trained model
@@ -234,24 +208,15 @@ def generate(model, tokenizer, texts: Sequence[str], *, batch_size: int = 8,
 
 
 def predict_records(model, tokenizer, records: Iterable[Mapping[str, Any]], **kwargs: Any,
-                    ) -> list[dict]:
-    """Prediction rows ``{"id", "output", "parse_success"}`` for `records`, in order.
+                    ) -> tuple[list[Prediction], Generation]:
+    """Prediction rows ``{"id", "output", "parse_success"}`` for `records`, in order, and the
+    `Generation` they came from (its token counts and timing).
 
-    Keyword arguments go to `generate` (``batch_size``, ``max_new_tokens``, ...).
+    Keyword arguments go to `generate` (``batch_size``, ``max_new_tokens``, ...). Write the
+    rows with `piilab.predictions.write_predictions`.
     """
     records = list(records)
     generation = generate(model, tokenizer, [r["source_text"] for r in records], **kwargs)
-    return [make_prediction(r["id"], output, r["source_text"])
+    rows = [make_prediction(r["id"], output, r["source_text"])
             for r, output in zip(records, generation.outputs, strict=True)]
-
-
-def write_predictions(path: str | os.PathLike, predictions: Iterable[Mapping[str, Any]]) -> int:
-    """Write prediction rows as JSONL (owner-only permissions: outputs hold PII);
-    return the number of rows."""
-    from piilab.dataset import atomic_write
-
-    lines = [json.dumps({"id": p["id"], "output": p["output"],
-                         "parse_success": bool(p["parse_success"])},
-                        ensure_ascii=False, sort_keys=True) + "\n" for p in predictions]
-    atomic_write(Path(path), "".join(lines).encode("utf-8"), mode=0o600)
-    return len(lines)
+    return rows, generation

@@ -28,11 +28,10 @@ is `piilab.tokenization`).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from piilab.labels import LABELS
+from piilab.labels import LABELS, PairError, nfc, normalize_label, normalize_pair
 from piilab.matching import has_match
 from piilab.tokenization import Candidate
 
@@ -96,9 +95,9 @@ def parse_model_output(
     True
     """
     # 1. NFC.
-    output = unicodedata.normalize("NFC", output)
-    source = unicodedata.normalize("NFC", source_text)
-    allowed = frozenset(label.strip().upper() for label in allowed_types)
+    output = nfc(output)
+    source = nfc(source_text)
+    allowed = frozenset(normalize_label(label) for label in allowed_types)
 
     # 2. Think blocks.
     output = remove_think_blocks(output)
@@ -109,10 +108,12 @@ def parse_model_output(
         label, tab, value = line.partition("\t")
         if not tab:
             continue  # prose: no TAB, no row
-        label = label.strip().upper()
-        value = value.strip()
-        if label in allowed and value:
-            rows.append(Candidate(label, value))
+        try:
+            pair = normalize_pair(label, value)
+        except PairError:
+            continue  # a type outside LABELS is not a row
+        if pair is not None and pair[0] in allowed:
+            rows.append(Candidate(*pair))
 
     # 4. Source matching (each distinct row once).
     matches: dict[Candidate, bool] = {}

@@ -33,12 +33,11 @@ import hashlib
 import itertools
 import math
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from piilab.labels import LABEL_PRIORITY, LABELS
+from piilab.labels import LABEL_PRIORITY, LABELS, nfc, normalize_label
 from piilab.matching import find_occurrences
 
 __all__ = [
@@ -72,10 +71,6 @@ class SplitError(ValueError):
 # --------------------------------------------------------------------------------
 
 
-def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
-
-
 def _field(record: Mapping, name: str, kind: type = str):
     """A required field of `record`; a missing or mistyped one raises `SplitError`."""
     value = record.get(name) if isinstance(record, Mapping) else None
@@ -99,11 +94,13 @@ def skeleton(source_text: str, entities: Iterable[Mapping]) -> str:
     ...          [{"type": "PERSON", "value": "김가상"}])
     '{PERSON} 님, 주문 {DIGITS}-{DIGITS} / {PERSON}'
     """
-    source = _nfc(source_text)
+    source = nfc(source_text)
     found = []
     for entity in entities:
-        label = str(entity["type"]).strip().upper()
-        value = _nfc(str(entity["value"])).strip()
+        # The rule of `piilab.labels.normalize_pair`, but a type outside LABELS is kept
+        # (ranked last): a skeleton is a similarity key, not a validation.
+        label = normalize_label(str(entity["type"]))
+        value = nfc(str(entity["value"])).strip()
         if not value:
             continue
         for occ in find_occurrences(source, label, value):
@@ -141,7 +138,7 @@ def _keys(record: Mapping) -> _Keys:
         raise SplitError(
             f"record {record.get('id', '?')}: field 'entities' needs 'type' and 'value'"
         ) from None
-    return _Keys(_nfc(source), family, skel)
+    return _Keys(nfc(source), family, skel)
 
 
 # --------------------------------------------------------------------------------

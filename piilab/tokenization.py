@@ -49,12 +49,11 @@ cost grows linearly with the length of the document.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from piilab.labels import LABEL_PRIORITY, LABELS
+from piilab.labels import LABELS, PairError, nfc, normalize_pair
 from piilab.matching import PatternTable
 
 __all__ = [
@@ -176,16 +175,16 @@ def normalize_candidates(
             raise TypeError(f"candidate {index} is not a (type, value) pair") from None
         if not isinstance(label, str) or not isinstance(value, str):
             raise TypeError(f"candidate {index}: type and value must be strings")
-        label = label.strip().upper()
-        if label not in LABEL_PRIORITY:
+        try:
+            pair = normalize_pair(label, value)
+        except PairError:
             # The type is not echoed: with swapped columns it would be a value.
             raise ValueError(
                 f"candidate {index}: type is not a PII label "
                 f"(expected one of {', '.join(LABELS)})"
-            )
-        value = unicodedata.normalize("NFC", value).strip()
-        if value:
-            normalized.add((label, value))
+            ) from None
+        if pair is not None:
+            normalized.add(pair)
     return frozenset(normalized)
 
 
@@ -204,7 +203,7 @@ def mask_text(
     >>> r.mapping
     {'[PHONE_1]': '010-1234-5678', '[PHONE_2]': '010 1234 5678'}
     """
-    source = unicodedata.normalize("NFC", source_text)
+    source = nfc(source_text)
     pairs = normalize_candidates(candidates)
     if not pairs:
         return MaskResult(source, {}, ())

@@ -72,7 +72,8 @@ from pathlib import Path
 from typing import Any
 
 from piilab import __version__
-from piilab.dataset import atomic_write, read_jsonl, split_bytes
+from piilab.dataset import read_jsonl, split_bytes
+from piilab.files import write_atomic
 from piilab.generator import GENERATOR_VERSION
 from piilab.models import resolve_model
 from piilab.sft import prepare_training_dataset, read_prompt_setting, write_prompt_setting
@@ -605,7 +606,7 @@ def _merge(model_id: str, adapter_dir: Path, merged_dir: Path, hw: Hardware, tok
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    atomic_write(path, (json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n").encode())
+    write_atomic(path, (json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n").encode())
 
 
 def package_versions() -> dict[str, str]:

@@ -66,9 +66,9 @@ def test_augmented_records_keep_valid_gold(augmented):
 
 def test_oracle_is_perfect_on_augmented_records(augmented):
     result = evaluate(augmented, oracle_predictions(augmented))
-    assert result["entity"]["f1"] == 1.0
-    assert result["documents"]["leak_rate"] == result["entities"]["leak_rate"] == 0.0
-    assert result["tokenization"]["round_trip_rate"] == 1.0
+    assert result.entity.f1 == 1.0
+    assert result.documents.leak_rate == result.entities.leak_rate == 0.0
+    assert result.tokenization.round_trip_rate == 1.0
 
 
 def test_augmented_records_are_new_linked_and_in_training_only(family, augmented):

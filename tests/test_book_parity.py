@@ -7,8 +7,8 @@
 - every chapter links its twin and has a Colab badge that opens its notebook twin (at the
   address `_config.yml` gives, filled into the source's placeholders: tests/test_course_url.py);
 - every chapter has the lesson structure (objectives, pitfalls, summary, quiz, 2-4 exercises,
-  at least one checked by `piilab.exercises`);
-- quizzes validate against `piilab/quiz_schema.json` and share ids and correct answers;
+  at least one checked by `piilab.course.exercises`);
+- quizzes validate against `piilab/course/quiz_schema.json` and share ids and correct answers;
 - nbval stays strict: only quiz cells skip output comparison, sanitizers leave ordinary numbers
   alone, and a changed printed number fails nbval.
 """
@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import configparser
+import itertools
 import json
 import re
 import subprocess
@@ -35,8 +36,9 @@ import jupytext
 import nbformat
 import yaml
 
-from piilab import book
-from piilab.quiz import answer_key, load_quiz, quiz_schema
+from piilab.course import ch01, diagram, links
+from piilab.course import lang as course_lang
+from piilab.course.quiz import answer_key, load_quiz, quiz_schema
 
 REPO = Path(__file__).resolve().parent.parent
 LANGS = ("en", "ja")
@@ -114,17 +116,18 @@ def test_config_builds_only_the_toc_and_fails_on_cell_errors():
     execute = config["execute"]
     assert execute["execute_notebooks"] == "cache"
     assert execute["allow_errors"] is False
-    assert execute["run_in_temp"] is False, "piilab.book.page_language() reads the chapter's folder"
+    assert execute["run_in_temp"] is False, (
+        "piilab.course.lang.page_language() reads the chapter's folder")
     for excluded in ("notebooks", ".venv", "_build", "data", "tests", "README.md"):
         assert excluded in config["exclude_patterns"]
 
 
 def test_repository_links_are_read_from_the_config():
     config = _config()
-    links = book.course_links()
-    assert links.repository_url == config["repository"]["url"]
-    assert links.branch == config["repository"]["branch"]
-    assert links.colab_url == config["launch_buttons"]["colab_url"]
+    configured = links.course_links()
+    assert configured.repository_url == config["repository"]["url"]
+    assert configured.branch == config["repository"]["branch"]
+    assert configured.colab_url == config["launch_buttons"]["colab_url"]
 
 
 # ---------------------------------------------------------------------------- twin chapters
@@ -136,6 +139,23 @@ def test_code_cells_are_identical_in_both_languages(chapter):
     assert len(english) == len(japanese), f"{chapter}: different number of code cells"
     for index, (en_cell, ja_cell) in enumerate(zip(english, japanese, strict=True)):
         assert en_cell == ja_cell, f"{chapter}: code cell #{index + 1} differs between en and ja"
+
+
+#: The width of the book's code column at 1366 px, in monospace characters (the browser test
+#: measures the page itself).
+CODE_WIDTH = 88
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_code_fits_the_page(chapter):
+    """No line of a shown code cell is longer than the code column (the Colab set-up cell is
+    removed from the page, so it is the one exception)."""
+    too_long = [
+        (i, len(line)) for i, (source, tags) in enumerate(_code_cells(_read("en", chapter)))
+        if "remove-cell" not in tags and "remove-input" not in tags
+        for line in source.split("\n") if len(line) > CODE_WIDTH
+    ]
+    assert not too_long, f"{chapter}: (cell, length) of lines over {CODE_WIDTH}: {too_long}"
 
 
 @pytest.mark.parametrize(("lang", "chapter"), PAGES)
@@ -155,9 +175,9 @@ def test_chapter_is_a_myst_notebook_for_its_language(lang, chapter):
 @pytest.mark.parametrize(("lang", "chapter"), PAGES)
 def test_chapter_links_its_twin_and_its_colab_notebook_near_the_top(lang, chapter):
     text = (REPO / "book" / lang / f"{chapter}.md").read_text(encoding="utf-8")
-    top = book.course_links().expand(text.split("\n## ", 1)[0])  # before the first section
+    top = links.course_links().expand(text.split("\n## ", 1)[0])  # before the first section
     assert f"](../{OTHER[lang]}/{chapter}.md)" in top, f"{lang}/{chapter}: no link to its twin"
-    colab = book.colab_url(chapter, lang)
+    colab = links.colab_url(chapter, lang)
     assert f"]({colab})" in top, f"{lang}/{chapter}: no Colab badge for {colab}"
     assert (REPO / "notebooks" / lang / f"{chapter}.ipynb").exists()
 
@@ -178,9 +198,9 @@ def test_chapter_is_a_full_lesson(lang, chapter):
     assert f'quiz_path("{chapter}")' in source
     assert "nbval-ignore-output" in tags
     assert "remove-input" in tags or "hide-input" in tags
-    assert any(re.search(r"from piilab\.exercises(\.\w+)? import", s) and "check_" in s
+    assert any(re.search(r"from piilab\.course\.exercises(\.\w+)? import", s) and "check_" in s
                for s, _ in cells), (
-        f"{lang}/{chapter}: at least one exercise must use a checker from piilab.exercises"
+        f"{lang}/{chapter}: at least one exercise must use a checker from piilab.course.exercises"
     )
     assert any("hide-cell" in tags for _, tags in cells) or ":class: dropdown" in text, (
         f"{lang}/{chapter}: solutions must be hidden (hide-cell or a dropdown admonition)"
@@ -198,7 +218,7 @@ def test_notebook_twin_matches_its_source_and_is_executed(lang, chapter):
     assert problem is None, f"{problem} (run `make notebooks`)"
     twin = nbformat.read(REPO / "notebooks" / lang / f"{chapter}.ipynb", as_version=4)
     assert [c.source for c in twin.cells if c.cell_type == "code"] == [
-        book.course_links().expand(s) for s, _ in _code_cells(_read(lang, chapter))
+        links.course_links().expand(s) for s, _ in _code_cells(_read(lang, chapter))
     ]
     assert any(cell.get("outputs") for cell in twin.cells if cell.cell_type == "code")
     for cell in twin.cells:
@@ -215,6 +235,121 @@ def test_twin_links_point_at_notebooks():
     assert f"](../ja/{CHAPTERS[0]}.md)" not in markdown
 
 
+# ---------------------------------------------------------------------------- numbers in prose
+
+#: Number words the prose may count with. English "one" is left out: it is far more often a
+#: pronoun ("one of them") than a count. Japanese counts are digits by house style; a kanji
+#: numeral counts only before a counter (九つ, 十個), so 一致 or 十分 are not numbers.
+_ENGLISH_NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+)
+NUMBER_WORDS = {
+    word: value for value, word in enumerate(_ENGLISH_NUMBERS.split()) if word != "one"
+}
+KANJI_NUMBERS = {kanji: value for value, kanji in enumerate("〇一二三四五六七八九十")}
+_LABELLED_LIST = re.compile(r"^\s*(?P<name>[^\[\]:\n]{1,60}): (?P<items>\[.*\])\s*$")
+_SENTENCE_END = re.compile(r"(?<=[.!?:])\s|(?<=[。:])")
+
+
+def _output_text(outputs) -> str:
+    parts = []
+    for output in outputs:
+        text = output.get("text") if output.get("output_type") == "stream" else \
+            output.get("data", {}).get("text/plain")
+        parts.append("".join(text) if isinstance(text, list) else (text or ""))
+    return "\n".join(parts)
+
+
+def printed_lists(outputs) -> list[tuple[str, int]]:
+    """Each `name: [item, ...]` line a cell printed, as (name, number of items)."""
+    import ast
+
+    found = []
+    for line in _output_text(outputs).splitlines():
+        match = _LABELLED_LIST.match(line)
+        if match:
+            try:
+                items = ast.literal_eval(match["items"])
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(items, (list, tuple)):
+                found.append((match["name"].strip(), len(items)))
+    return found
+
+
+def stated_numbers(sentence: str) -> list[int]:
+    """The counts a prose sentence states: number words and digit runs, outside inline code,
+    links and chapter numbers (`chapter 03`, `03 章`, two digits with a leading zero)."""
+    text = re.sub(r"`[^`]*`|\]\([^)]*\)", " ", sentence)
+    numbers = [NUMBER_WORDS[w.lower()] for w in re.findall(r"[A-Za-z]+", text)
+               if w.lower() in NUMBER_WORDS]
+    numbers += [int(d) for d in re.findall(r"(?<![\w.,\-/])(\d+)(?![\w.,%/\-])", text)
+                if not (len(d) == 2 and d.startswith("0"))]
+    kanji = re.findall(r"([〇一二三四五六七八九十])(?=つ|個|件|行|種類)", text)
+    numbers += [KANJI_NUMBERS[k] for k in kanji]
+    return numbers
+
+
+def _first_sentence(markdown: str) -> str:
+    return _SENTENCE_END.split(markdown.strip(), maxsplit=1)[0]
+
+
+def list_count_problems(cells) -> list[str]:
+    """Prose that counts a printed list with another number.
+
+    `cells` are (kind, source, outputs) in page order. When a code cell prints exactly one
+    labelled list (`no counterpart: [...]`) and the prose right after it states a number in its
+    first sentence, that number is the list's length: prose that says "nine" under a printed
+    list of ten is wrong, and a number typed by hand would go stale when the list changes.
+    """
+    problems = []
+    for (kind, _, outputs), (next_kind, prose, _) in itertools.pairwise(cells):
+        if kind != "code" or next_kind != "markdown":
+            continue
+        lists = printed_lists(outputs)
+        if len(lists) != 1:
+            continue
+        (name, length), sentence = lists[0], _first_sentence(prose)
+        wrong = [n for n in stated_numbers(sentence) if n != length]
+        if wrong:
+            problems.append(f"{sentence[:80]!r} states {wrong}, but the cell above printed "
+                            f"{length} item(s) under {name!r}")
+    return problems
+
+
+def _page_cells(lang: str, chapter: str) -> list[tuple[str, str, list]]:
+    """The chapter's cells: prose from its source, outputs from its executed twin (matched by
+    code-cell position; if the twin has another number of code cells, the twin alone)."""
+    twin = nbformat.read(REPO / "notebooks" / lang / f"{chapter}.ipynb", as_version=4)
+    source = _read(lang, chapter)
+    twin_code = [c for c in twin.cells if c.cell_type == "code"]
+    if len([c for c in source.cells if c.cell_type == "code"]) != len(twin_code):
+        source = twin
+    outputs = iter(c.get("outputs", []) for c in twin_code)
+    return [(c.cell_type, c.source, next(outputs) if c.cell_type == "code" else [])
+            for c in source.cells]
+
+
+def test_list_count_check_catches_a_wrong_count():
+    printed = [{"output_type": "stream", "name": "stdout",
+                "text": "no counterpart: ['SECRET', 'USER_ID', 'PASSPORT']\n"}]
+    for prose in ("Two finance labels have no experiment label: a model trained on it ...",
+                  "金融の 2 ラベルには実験側の対応ラベルがありません。",
+                  "金融の二つのラベルには対応がありません。"):
+        assert list_count_problems([("code", "", printed), ("markdown", prose, [])]), prose
+    for prose in ("Three finance labels have no experiment label.",
+                  "The finance labels listed above have no experiment label (see chapter 03).",
+                  "金融の 3 ラベルには実験側の対応ラベルがありません。"):
+        assert not list_count_problems([("code", "", printed), ("markdown", prose, [])]), prose
+
+
+@pytest.mark.parametrize(("lang", "chapter"), PAGES)
+def test_prose_counts_of_printed_lists_agree_with_the_output(lang, chapter):
+    problems = list_count_problems(_page_cells(lang, chapter))
+    assert not problems, f"{lang}/{chapter}: " + "; ".join(problems)
+
+
 # ---------------------------------------------------------------------------- quizzes
 
 
@@ -225,7 +360,7 @@ def test_quiz_file_validates_against_the_schema(lang, chapter):
     data = json.loads(path.read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(quiz_schema())
     jsonschema.validate(data, quiz_schema(), cls=jsonschema.Draft202012Validator)
-    load_quiz(path)  # the schema plus piilab.quiz's own rules
+    load_quiz(path)  # the schema plus piilab.course.quiz's own rules
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -326,7 +461,7 @@ def test_nbval_fails_when_a_printed_number_changes(tmp_path):
     assert "1 failed" in result.stdout, result.stdout[-2000:]
 
 
-# ---------------------------------------------------------------------------- piilab.book helpers
+# ---------------------------------------------------------------------------- piilab.course helpers
 
 
 def test_page_language_follows_the_chapter_folder(tmp_path, monkeypatch):
@@ -336,34 +471,58 @@ def test_page_language_follows_the_chapter_folder(tmp_path, monkeypatch):
             path = tmp_path / folder / lang
             path.mkdir(parents=True)
             monkeypatch.chdir(path)
-            assert book.page_language() == lang
+            assert course_lang.page_language() == lang
     monkeypatch.chdir(tmp_path)
-    assert book.page_language() == "en"
+    assert course_lang.page_language() == "en"
     monkeypatch.setenv("PIILAB_LANG", "ja")
-    assert book.page_language() == "ja"
+    assert course_lang.page_language() == "ja"
     monkeypatch.setenv("PIILAB_LANG", "fr")
     with pytest.raises(ValueError, match="PIILAB_LANG"):
-        book.page_language()
+        course_lang.page_language()
 
 
 def test_quiz_path_finds_the_repository_from_a_chapter_folder(monkeypatch):
     monkeypatch.delenv("PIILAB_LANG", raising=False)
     monkeypatch.chdir(REPO / "notebooks" / "ja")
-    assert book.quiz_path("00_welcome") == REPO / "book" / "quizzes" / "ja" / "00_welcome.json"
+    expected = REPO / "book" / "quizzes" / "ja" / "00_welcome.json"
+    assert course_lang.quiz_path("00_welcome") == expected
 
 
 def test_repo_root_explains_where_it_looked(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"_toc\.yml"):
-        book.repo_root(tmp_path)
+        course_lang.repo_root(tmp_path)
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_pipeline_diagram_draws_every_stage_in_the_language(lang):
-    figure = book.pipeline_diagram(lang)
+    figure = diagram.pipeline_diagram(lang)
     svg = figure._repr_svg_()
     assert svg.startswith("<svg") and svg.endswith("</svg>")
-    assert svg.count('class="piilab-stage"') == len(book.PIPELINE) == 8
-    for stage in book.PIPELINE:
+    assert svg.count('class="piilab-stage"') == len(ch01.PIPELINE) == 8
+    for stage in ch01.PIPELINE:
         assert stage.title[lang] in svg
     assert figure._repr_html_().count("<svg") == 1
-    assert book.pipeline_diagram(lang).svg == svg  # deterministic
+    assert diagram.pipeline_diagram(lang).svg == svg  # deterministic
+
+
+# ---------------------------------------------------------------------------- figure provenance
+
+
+def test_a_twin_with_stale_figures_is_caught(monkeypatch):
+    tool = _build_tool()
+    notebook = nbformat.read(REPO / "notebooks" / "en" / "04_evaluation.ipynb", as_version=4)
+    assert tool.image_hashes(notebook), "chapter 04 draws figures"
+    assert tool.check_figures(notebook) is None  # as committed
+    # The plotting code changed since the twin was executed:
+    monkeypatch.setattr(tool, "figure_code_sha256", lambda: "0" * 64)
+    assert "older plotting code" in tool.check_figures(notebook)
+    monkeypatch.undo()
+    # An image that is not the one recorded:
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if "image/png" in output.get("data", {}):
+                output["data"]["image/png"] = output["data"]["image/png"][::-1]
+                break
+    assert "differ from the ones recorded" in tool.check_figures(notebook)
+    notebook.metadata.pop(tool.FIGURE_KEY)
+    assert "without a record" in tool.check_figures(notebook)

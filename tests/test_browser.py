@@ -13,21 +13,18 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
+from _browser import launched
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parent.parent
 SITE = REPO / "_build" / "html"
 ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 #: (page, text its heading must contain, text its body must contain)
 PAGES = [
@@ -37,11 +34,6 @@ PAGES = [
 ]
 
 
-def _chromium() -> str | None:
-    candidates = [
-        os.environ.get("PIILAB_CHROMIUM", ""), "/usr/bin/chromium", "/usr/bin/chromium-browser"
-    ]
-    return next((c for c in candidates if c and Path(c).exists()), None) or shutil.which("chromium")
 
 
 @pytest.fixture(scope="module")
@@ -65,29 +57,12 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def _missing(message: str) -> NoReturn:
-    """Skip, or fail where the browser test is required (CI or PIILAB_REQUIRE_BROWSER=1)."""
-    if os.environ.get("CI") or os.environ.get("PIILAB_REQUIRE_BROWSER") == "1":
-        pytest.fail(message + "; required because CI or PIILAB_REQUIRE_BROWSER=1 is set")
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    executable = _chromium()
-    if executable is None:
-        _missing("Chromium not found (install it with `make browser-deps`)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright not found: needs the test extra: pip install -e '.[test]'")
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with launched() as browser:
+        yield browser
 
 
 @pytest.fixture
@@ -190,3 +165,103 @@ def _plain(html_text: str) -> str:
     import re
 
     return html.unescape(re.sub(r"<[^>]+>", "", html_text)).strip()
+
+
+# ---------------------------------------------------------------------------- the reader's view
+# Every chapter page, in both languages, at the review's desktop width (1366 px).
+
+CHAPTER_PAGES = [
+    f"book/{lang}/{path.stem}"
+    for lang in ("en", "ja")
+    for path in sorted((REPO / "book" / lang).glob("[0-9][0-9]_*.md"))
+]
+DESKTOP = {"width": 1366, "height": 900}
+#: Blocks allowed to scroll sideways, as (page, text the block starts with). None now.
+SCROLL_EXCEPTIONS: set[tuple[str, str]] = set()
+
+_MEASURE = """() => {
+  const blocks = [...document.querySelectorAll(
+      "article div.cell_input pre, article div.cell_output pre, article div.output pre")];
+  return blocks
+    .filter(el => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
+    .map(el => [el.scrollWidth - el.clientWidth, el.textContent.trim().slice(0, 60)]);
+}"""
+
+_PIPE_TABLE_TEXT = """() => {
+  const found = [];
+  for (const el of document.querySelectorAll("article p, article div.output, article li")) {
+    if (el.closest("pre, code, table")) continue;
+    const text = el.innerText || "";
+    if (/\\|\\s*[-:\\u2014]{3,}\\s*\\|/.test(text) || /^\\s*\\|.*\\|.*\\|/m.test(text)) {
+      found.push(text.slice(0, 80));
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.fixture
+def desktop_page(browser, site_url):
+    context = browser.new_context(viewport=DESKTOP, locale="en-US")
+    page = context.new_page()
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(site_url)
+               else route.abort())
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("page_name", CHAPTER_PAGES)
+def test_chapter_reads_well_at_desktop_width(desktop_page, site_url, page_name):
+    page = desktop_page
+    page.goto(f"{site_url}/{page_name}.html", wait_until="load")
+    lang = page_name.split("/")[1]
+
+    # No code or output block scrolls sideways (outputs wrap; code fits 88 characters).
+    overflowing = [(px, text) for px, text in page.evaluate(_MEASURE)
+                   if (page_name, text) not in SCROLL_EXCEPTIONS]
+    assert not overflowing, f"{page_name}: blocks wider than the column: {overflowing}"
+
+    # Computed tables are HTML tables, not pipes left as text.
+    assert page.evaluate(_PIPE_TABLE_TEXT) == [], f"{page_name}: a Markdown table left as text"
+
+    # Every figure has a caption and an alt text; matplotlib figures are numbered.
+    for figure in page.locator("article figure").all():
+        caption = figure.locator("figcaption")
+        assert caption.count() == 1 and caption.inner_text().strip(), page_name
+        image = figure.locator("img, [role=img]")
+        if image.count():
+            alt = image.first.get_attribute("alt") or image.first.get_attribute("aria-label")
+            assert alt and alt.strip() and alt.strip() != "_images", page_name
+    for img in page.locator("article div.cell_output img").all():
+        assert (img.get_attribute("alt") or "").strip() not in ("", "png"), page_name
+
+    # No pre-baked verdict under an answer nobody gave: the answer cells show no output.
+    verdicts = page.locator("article div.cell_output").filter(has_text="✗")
+    assert verdicts.count() == 0, f"{page_name}: a failing verdict on the static page"
+
+    # Previous/Next stay in this language; the header links the other language's chapter.
+    for link in page.locator("a.left-prev, a.right-next").all():
+        href = link.get_attribute("href") or ""
+        other = "ja" if lang == "en" else "en"
+        assert f"../{other}/" not in href, f"{page_name}: prev/next leaves the track: {href}"
+    twin = page_name.replace(f"/{lang}/", f"/{'ja' if lang == 'en' else 'en'}/")
+    chapter = twin.split("/")[-1]
+    assert page.locator(f'header a[href$="{chapter}.html"]').count() >= 1 or \
+        page.locator(f'.bd-header-article a[href*="{chapter}.html"]').count() >= 1, \
+        f"{page_name}: no header link to {twin}"
+
+    # Japanese pages show the theme's labels in Japanese.
+    if lang == "ja":
+        nav = page.locator(".prev-next-area").inner_text() if \
+            page.locator(".prev-next-area").count() else ""
+        assert "next" not in nav.lower() and "previous" not in nav.lower(), nav
+
+
+def test_the_last_english_chapter_does_not_lead_into_japanese(desktop_page, site_url):
+    english = [p for p in CHAPTER_PAGES if "/en/" in p]
+    desktop_page.goto(f"{site_url}/{english[-1]}.html", wait_until="load")
+    assert desktop_page.locator("a.right-next").count() == 0
+    japanese = [p for p in CHAPTER_PAGES if "/ja/" in p]
+    desktop_page.goto(f"{site_url}/{japanese[0]}.html", wait_until="load")
+    prev = desktop_page.locator("a.left-prev")
+    assert prev.count() == 0 or "/en/" not in (prev.get_attribute("href") or "")

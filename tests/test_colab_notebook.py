@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from piilab.book import course_links
+from piilab.course.links import course_links
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_EXTRA = "needs the test extra: pip install -e '.[test]'"

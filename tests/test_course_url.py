@@ -1,7 +1,8 @@
 """Where the course lives, and what each chapter's Colab set-up cell installs.
 
 The course's address is written once, as `repository.url` (and `repository.branch`) in
-`_config.yml`. Chapter sources carry the placeholders of `piilab.book.CourseLinks` in their Colab
+`_config.yml`. Chapter sources carry the placeholders of `piilab.course.links.CourseLinks`
+in their Colab
 badge and Colab set-up cell; the book's Sphinx extension (`source-read`) and
 `tools/build_notebooks.py` (the notebook twins) fill them in, and the build tool re-points the
 hand-written Colab notebooks `notebooks/colab/*.ipynb`. A fork changes that one value.
@@ -25,14 +26,14 @@ import jupytext
 import pytest
 import yaml
 
-from piilab import book
+from piilab.course import links as course_links_mod
 
 REPO = Path(__file__).resolve().parent.parent
 LANGS = ("en", "ja")
 CHAPTERS = sorted(p.stem for p in (REPO / "book" / "en").glob("*.md")
                   if re.match(r"^\d\d_", p.stem))
 PAGES = [(lang, chapter) for chapter in CHAPTERS for lang in LANGS]
-FORK = book.CourseLinks("https://github.com/a-fork/course-copy", branch="teaching")
+FORK = course_links_mod.CourseLinks("https://github.com/a-fork/course-copy", branch="teaching")
 
 
 def _load(path: Path, name: str):
@@ -53,8 +54,8 @@ def extension():
 
 
 @pytest.fixture(scope="module")
-def configured() -> book.CourseLinks:
-    return book.CourseLinks.from_config(
+def configured() -> course_links_mod.CourseLinks:
+    return course_links_mod.CourseLinks.from_config(
         yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8")))
 
 
@@ -89,26 +90,27 @@ def test_only_the_config_spells_the_repository_address(configured):
         if any(literal in path.read_text(encoding="utf-8", errors="ignore")
                for literal in literals)
     ]
-    assert not offenders, f"write a placeholder of piilab.book.CourseLinks instead: {offenders}"
+    assert not offenders, (
+        f"write a placeholder of piilab.course.links.CourseLinks instead: {offenders}")
     assert configured.repository_url in (REPO / "_config.yml").read_text(encoding="utf-8")
 
 
 def test_course_links_reads_the_config(configured, tmp_path):
-    assert book.course_links() == configured
-    assert book.course_links(REPO / "_config.yml") == configured
-    assert book.course_links(_fork_config(tmp_path)) == FORK
-    assert book.colab_url("00_welcome", "ja", FORK) == (
+    assert course_links_mod.course_links() == configured
+    assert course_links_mod.course_links(REPO / "_config.yml") == configured
+    assert course_links_mod.course_links(_fork_config(tmp_path)) == FORK
+    assert course_links_mod.colab_url("00_welcome", "ja", FORK) == (
         "https://colab.research.google.com/github/a-fork/course-copy/blob/teaching/"
         "notebooks/ja/00_welcome.ipynb")
 
 
 def test_course_links_refuses_what_colab_cannot_open(tmp_path):
     with pytest.raises(ValueError, match=r"github\.com"):
-        book.CourseLinks("https://gitlab.com/someone/piilab")
+        course_links_mod.CourseLinks("https://gitlab.com/someone/piilab")
     empty = tmp_path / "_config.yml"
     empty.write_text("title: x\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"repository\.url"):
-        book.course_links(empty)
+        course_links_mod.course_links(empty)
 
 
 @pytest.mark.parametrize(("lang", "chapter"), PAGES)
@@ -128,7 +130,7 @@ def test_chapter_sources_use_placeholders(lang, chapter):
 def test_builder_fills_in_the_configured_address(tool, configured, lang, chapter):
     notebook = tool.md_to_notebook(REPO / "book" / lang / f"{chapter}.md")
     everything = "\n".join(cell.source for cell in notebook.cells)
-    assert not any(p in everything for p in book.PLACEHOLDERS)
+    assert not any(p in everything for p in course_links_mod.PLACEHOLDERS)
     markdown = next(c.source for c in notebook.cells if c.cell_type == "markdown")
     assert f"]({configured.colab(f'notebooks/{lang}/{chapter}.ipynb')})" in markdown
     first = next(c for c in notebook.cells if c.cell_type == "code")
@@ -206,7 +208,7 @@ def test_book_extension_fills_in_the_address_at_source_read(extension, configure
                                (_fork_config(tmp_path), FORK)):
         source = [text]
         extension._expand_placeholders(_sphinx_app(config_path), "book/ja/00_welcome", source)
-        assert not any(p in source[0] for p in book.PLACEHOLDERS)
+        assert not any(p in source[0] for p in course_links_mod.PLACEHOLDERS)
         assert f"]({links.colab('notebooks/ja/00_welcome.ipynb')})" in source[0]
         assert f"--branch {links.branch} {links.repository_url} /content/piilab" in source[0]
         assert f"git clone {links.repository_url} piilab" in source[0]
@@ -231,15 +233,18 @@ def test_book_extension_points_the_colab_button_at_the_twin(extension, configure
 EXTRA_OF = {
     "jupyterquiz": "colab",
     "noto_cjk_sans_otc": "colab",
-    "piilab.quiz": "colab",  # show_quiz renders with jupyterquiz
-    "piilab.plots": "colab",  # the CJK font (noto-cjk-sans-otc)
-    "piilab.plots_splits": "colab",
+    "piilab.course.quiz": "colab",  # show_quiz renders with jupyterquiz
+    "piilab.course.plots": "colab",  # the CJK font (noto-cjk-sans-otc)
+    "piilab.course.plots_splits": "colab",
     **dict.fromkeys(("torch", "transformers", "peft", "trl", "datasets", "accelerate",
                      "mlflow", "gguf"), "train"),
     **dict.fromkeys(("piilab.train", "piilab.sft", "piilab.tiny", "piilab.models"), "train"),
     # piilab.inference: the model-facing helpers; make_prediction and parse_flag are plain Python
     **dict.fromkeys(("piilab.inference.load_for_inference", "piilab.inference.generate",
                      "piilab.inference.prompt_ids", "piilab.inference.predict_records"), "train"),
+    # the finance dataset (chapter 09): o200k tokens (bpe-openai) and its Parquet files
+    "piilab.finance": "finance",
+    "bpe_openai": "finance",
 }
 #: Third-party modules Colab already has.
 ON_COLAB = {"matplotlib", "numpy", "pandas", "IPython", "nbformat", "yaml", "jsonschema"}
@@ -320,7 +325,7 @@ def test_first_cell_installs_the_extras_the_chapter_imports(lang, chapter):
 
 def test_import_scan_sees_the_training_stack():
     names = _imported_names('import os\n!pip install x\nfrom piilab.inference import generate\n'
-                            'from piilab import plots\nimport transformers.utils\n')
+                            'from piilab.course import plots\nimport transformers.utils\n')
     assert _needed_extras(names) == {"train", "colab"}
     assert _needed_extras(_imported_names(
         "from piilab.inference import make_prediction, parse_flag")) == set()

@@ -13,9 +13,9 @@ from piilab.evaluation import (
     score_document,
     uncovered_occurrences,
 )
-from piilab.inference import parse_flag
 from piilab.labels import LABELS
 from piilab.parsing import parse_model_output
+from piilab.predictions import parse_flag
 
 
 def rec(rid, source, *entities):
@@ -35,9 +35,9 @@ def pred(rid, output, flag=None, source=None):
 def test_masking_only_part_of_a_name_is_a_leak():
     r = rec("d1", "Customer Alpha Beta called.", ("PERSON", "Alpha Beta"))
     res = evaluate([r], [pred("d1", "PERSON\tAlpha", True)])
-    assert res["documents"]["leak_rate"] == 1.0
-    assert res["entities"]["leak_rate"] == 1.0
-    assert res["entity"]["tp"] == 0 and res["entity"]["fp"] == 1 and res["entity"]["fn"] == 1
+    assert res.documents.leak_rate == 1.0
+    assert res.entities.leak_rate == 1.0
+    assert res.entity.tp == 0 and res.entity.fp == 1 and res.entity.fn == 1
 
 
 def test_gold_value_equal_to_a_label_masked_by_its_token_is_not_a_leak():
@@ -48,7 +48,7 @@ def test_gold_value_equal_to_a_label_masked_by_its_token_is_not_a_leak():
     assert "PERSON" in score.mask.masked_text
     assert score.leaked == frozenset()
     res = evaluate([r], [pred("d1", "PERSON\tPERSON", True)])
-    assert res["documents"]["leak_rate"] == 0.0 and res["entity"]["f1"] == 1.0
+    assert res.documents.leak_rate == 0.0 and res.entity.f1 == 1.0
 
 
 # --- leaks are measured on source characters ---------------------------------------------
@@ -65,7 +65,7 @@ def test_a_spaced_repeat_predicted_with_the_wrong_type_leaks():
     # REL gets no spacing variants, so the spaced "김 가 상" stays in the clear.
     r = rec("d1", "김가상 / 김 가 상", ("PERSON", "김가상"))
     res = evaluate([r], [pred("d1", "REL\t김가상", True)])
-    assert res["documents"]["leak_rate"] == 1.0
+    assert res.documents.leak_rate == 1.0
 
 
 def test_an_unmasked_separator_inside_a_number_is_a_leak():
@@ -79,16 +79,16 @@ def test_an_unmasked_separator_inside_a_number_is_a_leak():
 def test_a_variant_spelling_covered_by_a_variant_mask_is_not_a_leak():
     r = rec("d1", "010-1234-5678 또는 010 1234 5678", ("PHONE", "010-1234-5678"))
     res = evaluate([r], [pred("d1", "PHONE\t010-1234-5678", True)])
-    assert res["documents"]["leak_rate"] == 0.0
-    assert res["entity"]["f1"] == 1.0
+    assert res.documents.leak_rate == 0.0
+    assert res.entity.f1 == 1.0
 
 
 def test_a_valid_variant_masks_fully_but_counts_as_a_false_positive():
     r = rec("d1", "010-1234-5678", ("PHONE", "010-1234-5678"))
     res = evaluate([r], [pred("d1", "PHONE\t01012345678", True)])
-    assert res["documents"]["leak_rate"] == 0.0  # every character masked
-    assert (res["entity"]["tp"], res["entity"]["fp"], res["entity"]["fn"]) == (0, 1, 1)
-    assert res["entities"]["over_redaction_rate"] == 1.0
+    assert res.documents.leak_rate == 0.0  # every character masked
+    assert (res.entity.tp, res.entity.fp, res.entity.fn) == (0, 1, 1)
+    assert res.entities.over_redaction_rate == 1.0
 
 
 # --- counting rules -----------------------------------------------------------------------
@@ -96,20 +96,20 @@ def test_a_valid_variant_masks_fully_but_counts_as_a_false_positive():
 
 def test_zero_denominators_give_zero_everywhere():
     res = evaluate([], [])
-    flat = [res["entity"]["precision"], res["entity"]["recall"], res["entity"]["f1"],
-            res["documents"]["leak_rate"], *res["entities"].values(),
-            res["parse"]["success_rate"], *res["tokenization"].values()]
+    flat = [res.entity.precision, res.entity.recall, res.entity.f1,
+            res.documents.leak_rate, *vars(res.entities).values(),
+            res.parse.success_rate, *vars(res.tokenization).values()]
     assert flat == [0.0] * len(flat)
-    assert set(res["per_type"]) == set(LABELS)
-    assert all(v["f1"] == 0.0 for v in res["per_type"].values())
+    assert set(res.per_type) == set(LABELS)
+    assert all(v.f1 == 0.0 for v in res.per_type.values())
 
 
 def test_negative_document_with_empty_output():
     r = rec("d1", "대표번호 1588-0000")
     res = evaluate([r], [pred("d1", "", True)])
-    assert res["entity"]["f1"] == 0.0  # F1 of empty sets is 0 by definition
-    assert res["documents"]["leak_rate"] == 0.0
-    assert res["parse"]["success_rate"] == 1.0
+    assert res.entity.f1 == 0.0  # F1 of empty sets is 0 by definition
+    assert res.documents.leak_rate == 0.0
+    assert res.parse.success_rate == 1.0
 
 
 def test_hallucination_counts_unmatched_rows_whatever_the_flag():
@@ -117,17 +117,17 @@ def test_hallucination_counts_unmatched_rows_whatever_the_flag():
     output = "PERSON\t홍길동\nPERSON\t홍길동\nPERSON\t김가상"
     res_true = evaluate([r], [pred("d1", output, True)])
     res_false = evaluate([r], [pred("d1", output, False)])
-    assert res_true["entities"]["hallucination_rate"] == pytest.approx(2 / 3)
-    assert res_false["entities"]["hallucination_rate"] == pytest.approx(2 / 3)
+    assert res_true.entities.hallucination_rate == pytest.approx(2 / 3)
+    assert res_false.entities.hallucination_rate == pytest.approx(2 / 3)
 
 
 def test_predictions_of_a_document_flagged_false_are_not_counted():
     r = rec("d1", "고객 김가상", ("PERSON", "김가상"))
     res = evaluate([r], [pred("d1", "PERSON\t김가상", False)])
-    assert (res["entity"]["tp"], res["entity"]["fp"], res["entity"]["fn"]) == (0, 0, 1)
-    assert res["documents"]["leak_rate"] == 1.0  # nothing was masked
-    assert res["parse"]["success_rate"] == 0.0
-    assert res["tokenization"]["round_trip_rate"] == 1.0
+    assert (res.entity.tp, res.entity.fp, res.entity.fn) == (0, 0, 1)
+    assert res.documents.leak_rate == 1.0  # nothing was masked
+    assert res.parse.success_rate == 0.0
+    assert res.tokenization.round_trip_rate == 1.0
 
 
 def test_duplicate_pairs_count_once_per_document_and_twice_across_documents():
@@ -135,23 +135,23 @@ def test_duplicate_pairs_count_once_per_document_and_twice_across_documents():
     r2 = rec("d2", "김가상", ("PERSON", "김가상"))
     out = "PERSON\t김가상\nPERSON\t김가상\nperson\t 김가상 "
     res = evaluate([r1, r2], [pred("d1", out, True), pred("d2", out, True)])
-    assert (res["entity"]["tp"], res["entity"]["fp"], res["entity"]["fn"]) == (2, 0, 0)
-    assert res["per_type"]["PERSON"]["tp"] == 2
+    assert (res.entity.tp, res.entity.fp, res.entity.fn) == (2, 0, 0)
+    assert res.per_type["PERSON"].tp == 2
 
 
 def test_a_record_without_prediction_is_an_empty_unparsed_prediction():
     r = rec("d1", "고객 김가상", ("PERSON", "김가상"))
     res = evaluate([r], [])
-    assert res["parse"]["success_rate"] == 0.0
-    assert res["entity"]["fn"] == 1 and res["documents"]["leak_rate"] == 1.0
+    assert res.parse.success_rate == 0.0
+    assert res.entity.fn == 1 and res.documents.leak_rate == 1.0
 
 
 def test_entity_leak_rate_counts_pairs_per_document():
     r1 = rec("d1", "김가상 010-0123-4567", ("PERSON", "김가상"), ("PHONE", "010-0123-4567"))
     r2 = rec("d2", "김가상", ("PERSON", "김가상"))
     res = evaluate([r1, r2], [pred("d1", "PHONE\t010-0123-4567", True)])
-    assert res["entities"]["leak_rate"] == pytest.approx(2 / 3)
-    assert res["documents"]["leak_rate"] == 1.0
+    assert res.entities.leak_rate == pytest.approx(2 / 3)
+    assert res.documents.leak_rate == 1.0
 
 
 def test_values_and_types_are_normalized():
@@ -159,7 +159,7 @@ def test_values_and_types_are_normalized():
     nfd = unicodedata.normalize("NFD", "김가상")
     assert nfd != "김가상"
     res = evaluate([r], [pred("d1", f"PERSON\t{nfd}", True)])
-    assert res["entity"]["tp"] == 1  # NFD output normalized to the NFC gold value
+    assert res.entity.tp == 1  # NFD output normalized to the NFC gold value
 
 
 def test_parse_flag_is_the_parsers_rule():
@@ -211,36 +211,36 @@ def test_rejections_name_the_record_id():
 def test_oracle_is_perfect_on_all_records(all_records):
     res = evaluate(all_records, oracle_predictions(all_records))
     assert len(all_records) == 2200
-    assert res["entity"]["f1"] == 1.0
-    assert res["documents"]["leak_rate"] == 0.0 and res["entities"]["leak_rate"] == 0.0
-    assert res["entities"]["hallucination_rate"] == 0.0
-    assert res["tokenization"]["deterministic_rate"] == 1.0
-    assert res["tokenization"]["round_trip_rate"] == 1.0
-    assert res["parse"]["success_rate"] == 1.0
+    assert res.entity.f1 == 1.0
+    assert res.documents.leak_rate == 0.0 and res.entities.leak_rate == 0.0
+    assert res.entities.hallucination_rate == 0.0
+    assert res.tokenization.deterministic_rate == 1.0
+    assert res.tokenization.round_trip_rate == 1.0
+    assert res.parse.success_rate == 1.0
 
 
 def test_baseline_report_is_consistent_on_the_test_split(corpus):
     from piilab.baseline import baseline_output
-    from piilab.inference import make_prediction
+    from piilab.predictions import make_prediction
 
     records = corpus["test"]
     preds = [make_prediction(r["id"], baseline_output(r["source_text"]), r["source_text"])
              for r in records]
     res = evaluate(records, preds)
-    e = res["entity"]
+    e = res.entity
     n_gold = sum(len({(x["type"], x["value"]) for x in r["entities"]}) for r in records)
-    assert e["tp"] + e["fn"] == n_gold
+    assert e.tp + e.fn == n_gold
     for key in ("tp", "fp", "fn"):
-        assert sum(res["per_type"][lbl][key] for lbl in LABELS) == e[key]
-    for block in (e, *res["per_type"].values()):
-        p, r_, f = block["precision"], block["recall"], block["f1"]
+        assert sum(getattr(res.per_type[lbl], key) for lbl in LABELS) == getattr(e, key)
+    for block in (e, *res.per_type.values()):
+        p, r_, f = block.precision, block.recall, block.f1
         assert 0 <= p <= 1 and 0 <= r_ <= 1
         assert f == pytest.approx(2 * p * r_ / (p + r_) if p + r_ else 0.0)
-    for rate in (res["documents"]["leak_rate"], *res["entities"].values(),
-                 res["parse"]["success_rate"]):
+    for rate in (res.documents.leak_rate, *vars(res.entities).values(),
+                 res.parse.success_rate):
         assert 0.0 <= rate <= 1.0
     n_docs_with_gold = sum(bool(r["entities"]) for r in records)
-    assert res["documents"]["leak_rate"] <= n_docs_with_gold / len(records)
-    assert res["entities"]["over_redaction_rate"] == pytest.approx(e["fp"] / (e["tp"] + e["fp"]))
-    assert res["tokenization"]["round_trip_rate"] == 1.0
-    assert res["tokenization"]["deterministic_rate"] == 1.0
+    assert res.documents.leak_rate <= n_docs_with_gold / len(records)
+    assert res.entities.over_redaction_rate == pytest.approx(e.fp / (e.tp + e.fp))
+    assert res.tokenization.round_trip_rate == 1.0
+    assert res.tokenization.deterministic_rate == 1.0

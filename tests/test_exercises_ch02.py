@@ -1,4 +1,4 @@
-"""The exercise checkers of chapter 02 (`piilab.exercises.ch02`).
+"""The exercise checkers of chapter 02 (`piilab.course.exercises.ch02`).
 
 A checker accepts the right answer, rejects typical wrong ones with a message that says what
 is wrong (in English and in Japanese) without giving the solution away, and computes what is
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from piilab.checksums import luhn_valid, rrn_valid
-from piilab.exercises import CheckResult
-from piilab.exercises.ch02 import (
+from piilab.course.exercises import CheckResult
+from piilab.course.exercises.ch02 import (
     LUHN_CASES,
     PUBLISHED_TEST_CARDS,
     SUSPECTS,
@@ -79,7 +79,7 @@ def test_published_test_cards_pass_the_luhn_check():
 def test_the_cases_are_the_same_on_every_import():
     import importlib
 
-    from piilab.exercises import ch02
+    from piilab.course.exercises import ch02
 
     before = (ch02.LUHN_CASES, ch02.SUSPECTS)
     importlib.reload(ch02)

@@ -1,4 +1,4 @@
-"""The exercise checkers of chapter 03 (`piilab.exercises.ch03`): right answers pass, typical
+"""The exercise checkers of chapter 03 (`piilab.course.exercises.ch03`): right answers pass, typical
 mistakes get a message that names the rule, and no message gives the answer away."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from piilab.exercises.ch03 import (
+from piilab.course.exercises.ch03 import (
     MASK_CANDIDATES,
     MASK_SOURCE,
     MATCH_CASES,

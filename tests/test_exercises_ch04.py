@@ -1,13 +1,12 @@
-"""The checkers of chapter 04 (`piilab.exercises.ch04`): right answers pass, typical wrong
+"""The checkers of chapter 04 (`piilab.course.exercises.ch04`): right answers pass, typical wrong
 answers get a specific message in both languages, and no failure message gives the answer away."""
 
 from __future__ import annotations
 
 import pytest
 
-from piilab.evaluation import evaluate, score_document
-from piilab.exercises import CheckResult
-from piilab.exercises.ch04 import (
+from piilab.course.exercises import CheckResult
+from piilab.course.exercises.ch04 import (
     LEAK_OUTPUT,
     LEAK_RECORD,
     SCORE_FIELDS,
@@ -16,7 +15,8 @@ from piilab.exercises.ch04 import (
     check_entity_scores,
     check_leak_offsets,
 )
-from piilab.inference import make_prediction, parse_flag
+from piilab.evaluation import evaluate, score_document
+from piilab.predictions import make_prediction, parse_flag
 
 SOURCE = LEAK_RECORD["source_text"]
 PHONE = (SOURCE.index("010-0123-4567"), SOURCE.index("010-0123-4567") + len("010-0123-4567"))
@@ -50,8 +50,8 @@ def test_the_leaked_occurrences_in_any_order_and_shape_pass(answer):
 @pytest.mark.parametrize(
     ("answer", "en_part", "ja_part"),
     [
-        ("(14, 27)", "expected a list of (start, end) pairs", "リストを期待"),
-        (None, "expected a list", "リストを期待"),
+        ("(14, 27)", "expected a list of (start, end) pairs", "のリストを渡してください"),
+        (None, "expected a list", "のリストを渡してください"),
         ([(14,)], "not a (start, end) pair", "組ではありません"),
         ([(1.0, 3.0)], "not a (start, end) pair", "組ではありません"),
         ([(True, 3)], "not a (start, end) pair", "組ではありません"),
@@ -113,7 +113,8 @@ def test_the_language_follows_the_page_by_default(monkeypatch):
 def _expected():
     predictions = [make_prediction(r["id"], SCORING_OUTPUTS[r["id"]], r["source_text"])
                    for r in SCORING_RECORDS]
-    return evaluate(SCORING_RECORDS, predictions)["entity"]
+    scores = evaluate(SCORING_RECORDS, predictions).entity
+    return {key: getattr(scores, key) for key in SCORE_FIELDS}
 
 
 RIGHT = {"tp": 6, "fp": 3, "fn": 2, "precision": 0.67, "recall": 0.75, "f1": 0.71}

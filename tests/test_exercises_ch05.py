@@ -1,4 +1,4 @@
-"""The checkers of chapter 05 (`piilab.exercises.ch05`): right answers pass, typical wrong
+"""The checkers of chapter 05 (`piilab.course.exercises.ch05`): right answers pass, typical wrong
 answers get a specific message in both languages, and no failure message gives the answer away
 or echoes a PII value."""
 
@@ -10,8 +10,8 @@ from collections import defaultdict
 import pytest
 
 from piilab.augment import gold_problems
-from piilab.exercises import CheckResult
-from piilab.exercises.ch05 import (
+from piilab.course.exercises import CheckResult
+from piilab.course.exercises.ch05 import (
     SIZE_TOLERANCE,
     SKELETON_RECORD,
     check_family_split,
@@ -160,7 +160,7 @@ def without_english_in_test(records):
 @pytest.mark.parametrize(
     ("make", "en_part", "ja_part"),
     [
-        (lambda rs: rs, "expected a dict", "dict を期待"),
+        (lambda rs: rs, "expected a dict", "dict を渡してください"),
         (lambda rs: {"train": rs}, "exactly train, validation, test", "ちょうど"),
         (lambda rs: {"train": rs, "validation": [], "test": "none"}, "test must be a list",
          "リストにして"),

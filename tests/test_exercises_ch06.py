@@ -1,4 +1,4 @@
-"""The checkers of chapter 06 (`piilab.exercises.ch06`): right answers pass, typical wrong
+"""The checkers of chapter 06 (`piilab.course.exercises.ch06`): right answers pass, typical wrong
 answers get a specific message in both languages, no failure message gives the answer away,
 and the expected answers kept as data agree with the real machinery (the chat template
 rendering and `check_loss_mask` on the tiny model's tokenizer)."""
@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from piilab.exercises import CheckResult
-from piilab.exercises.ch06 import (
+from piilab.course.exercises import CheckResult
+from piilab.course.exercises.ch06 import (
     TEMPLATES,
     TOY_MESSAGES,
     TOY_TEMPLATE,
@@ -50,9 +50,9 @@ def test_the_completion_and_its_end_of_turn_token_pass_in_any_order(answer):
 @pytest.mark.parametrize(
     ("answer", "en_part", "ja_part"),
     [
-        ("32-43", "expected a list of token positions", "リストを期待"),
-        (None, "expected a list", "リストを期待"),
-        ({32: 1}, "expected a list", "リストを期待"),
+        ("32-43", "expected a list of token positions", "のリストを渡してください"),
+        (None, "expected a list", "のリストを渡してください"),
+        ({32: 1}, "expected a list", "のリストを渡してください"),
         ([32.0], "is not a token position", "トークンの位置ではありません"),
         ([True], "is not a token position", "トークンの位置ではありません"),
         ([45], "positions go from 0 to 44", "0 から 44 まで"),
@@ -105,8 +105,8 @@ def test_the_broken_templates_pass_in_any_order_and_case(answer):
 @pytest.mark.parametrize(
     ("answer", "en_part", "ja_part"),
     [
-        ("BCD", "expected a list of template ids", "リストを期待"),
-        ({"B": True}, "expected a list", "リストを期待"),
+        ("BCD", "expected a list of template ids", "のリストを渡してください"),
+        ({"B": True}, "expected a list", "のリストを渡してください"),
         ([2], "must be a string", "文字列にしてください"),
         (["F"], "'F' is not a template id", "id ではありません"),
         (["B", "b"], "B is listed twice", "2 回出てきます"),

@@ -1,4 +1,4 @@
-"""The checkers of chapter 07 (`piilab.exercises.ch07`): right answers pass, typical wrong
+"""The checkers of chapter 07 (`piilab.course.exercises.ch07`): right answers pass, typical wrong
 answers get a specific message in both languages, and no failure message gives the answer away."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import copy
 import pytest
 
 from piilab.checksums import luhn_valid
-from piilab.exercises import CheckResult
-from piilab.exercises.ch07 import (
+from piilab.course.exercises import CheckResult
+from piilab.course.exercises.ch07 import (
     MASK_OUTPUT,
     MASK_SOURCE,
     PREDICTION_OUTPUTS,
@@ -17,8 +17,8 @@ from piilab.exercises.ch07 import (
     check_masked_rows,
     check_prediction_lines,
 )
-from piilab.inference import make_prediction
 from piilab.parsing import parse_model_output
+from piilab.predictions import make_prediction
 from piilab.tokenization import mask_text
 
 RIGHT_ROWS = [
@@ -62,8 +62,8 @@ def test_the_candidates_in_any_order_and_shape_pass(answer):
 @pytest.mark.parametrize(
     ("answer", "en_part", "ja_part"),
     [
-        ("PERSON\t박민서", "expected a list of (TYPE, VALUE) pairs", "リストを期待"),
-        ({"PERSON": "박민서"}, "expected a list", "リストを期待"),
+        ("PERSON\t박민서", "expected a list of (TYPE, VALUE) pairs", "のリストを渡してください"),
+        ({"PERSON": "박민서"}, "expected a list", "のリストを渡してください"),
         ([("PERSON",)], "not a (TYPE, VALUE) pair", "組ではありません"),
         ([("PERSON", 1)], "not a (TYPE, VALUE) pair", "組ではありません"),
         ([*RIGHT_ROWS, ("PHONE", "010-0456-7788")], "listed twice", "2 回出てきます"),
@@ -127,8 +127,8 @@ def _without(index, key):
 @pytest.mark.parametrize(
     ("answer", "en_part", "ja_part"),
     [
-        (RIGHT_LINES[0], "expected a list of 2 dicts", "期待"),
-        ("lines", "expected a list of 2 dicts", "期待"),
+        (RIGHT_LINES[0], "expected a list of 2 dicts", "のリストを渡してください"),
+        ("lines", "expected a list of 2 dicts", "のリストを渡してください"),
         (RIGHT_LINES[:1], "exactly 2 dicts", "ちょうど 2 つ"),
         ([RIGHT_LINES[0], "x"], "exactly 2 dicts", "ちょうど 2 つ"),
         (_without(0, "parse_success"), "line 1: a prediction line has exactly the keys",

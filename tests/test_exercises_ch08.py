@@ -1,11 +1,11 @@
-"""Chapter 08's checker: BIOES tags written by hand (`piilab.exercises.ch08`)."""
+"""Chapter 08's checker: BIOES tags written by hand (`piilab.course.exercises.ch08`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from piilab.bioes import bioes_to_spans, spans_to_bioes
-from piilab.exercises.ch08 import TAG_SPANS, TAG_TEXT, check_bioes_tags, tag_offsets
+from piilab.course.exercises.ch08 import TAG_SPANS, TAG_TEXT, check_bioes_tags, tag_offsets
 
 RIGHT = spans_to_bioes(tag_offsets(), TAG_SPANS)
 
@@ -41,7 +41,7 @@ def _index(tag):
 @pytest.mark.parametrize(
     ("answer", "en_part", "ja_part"),
     [
-        ("O O O", "expected a list of tags", "リストを期待"),
+        ("O O O", "expected a list of tags", "のリストを渡してください"),
         ([1, 2], "must be a string", "文字列"),
         (["O"] * 3, "3 tags for", "タグが 3 個"),
         (_with(0, "B-NAME"), "'B-NAME' is not a tag", "タグではありません"),

@@ -61,9 +61,9 @@ def test_holdout_readme_states_the_current_counts(holdout):
 
 def test_oracle_is_perfect_on_the_holdout(holdout):
     result = evaluate(holdout, oracle_predictions(holdout))
-    assert result["entity"]["f1"] == 1.0
-    assert result["documents"]["leak_rate"] == 0.0
-    assert result["tokenization"]["round_trip_rate"] == 1.0
+    assert result.entity.f1 == 1.0
+    assert result.documents.leak_rate == 0.0
+    assert result.tokenization.round_trip_rate == 1.0
 
 
 def test_holdout_shares_no_source_family_or_skeleton_with_the_corpus(holdout, corpus):

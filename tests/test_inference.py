@@ -16,7 +16,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from piilab.inference import make_prediction, parse_flag
+from piilab.predictions import make_prediction, parse_flag
 
 TRAIN_EXTRA = "needs the train extra: pip install -e '.[train]'"
 
@@ -162,21 +162,25 @@ def test_templates_are_asked_not_to_think(tiny_dir):
 def test_predictions_file_is_valid_and_evaluated(loaded, corpus, tmp_path):
     from piilab.dataset import read_jsonl
     from piilab.evaluation import evaluate
-    from piilab.inference import predict_records, write_predictions
+    from piilab.inference import predict_records
+    from piilab.predictions import read_predictions, write_predictions
 
     model, tokenizer = loaded
     records = corpus["test"][:8]
-    predictions = predict_records(model, tokenizer, records, batch_size=4, max_new_tokens=8)
+    predictions, generation = predict_records(model, tokenizer, records, batch_size=4,
+                                              max_new_tokens=8)
+    assert len(generation.outputs) == 8 and generation.new_tokens > 0
     path = tmp_path / "preds.jsonl"
     assert write_predictions(path, predictions) == 8
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    rows = read_jsonl(path)
+    rows = read_predictions(path)
+    assert rows == read_jsonl(path)
     assert [r["id"] for r in rows] == [r["id"] for r in records]
     for row, record in zip(rows, records, strict=True):
         assert set(row) == {"id", "output", "parse_success"}
         assert row["parse_success"] == parse_flag(row["output"], record["source_text"])
     result = evaluate(records, rows)
-    assert 0.0 <= result["parse"]["success_rate"] <= 1.0
+    assert 0.0 <= result.parse.success_rate <= 1.0
 
 
 @pytest.mark.train

@@ -2,11 +2,14 @@
 
 The glossary page exists and is in the table of contents, every Japanese chapter links it, the
 textlint prh dictionary is generated from it and covers its terms, and the forms it rules out are
-gone from the chapters' prose. No npm is needed here; `make textlint` runs textlint itself.
+gone from the chapters' prose. `tools/extract_ja_text.py` hands textlint every Japanese checker
+message (the catalog `piilab/course/exercises/messages/ja.json`). No npm is needed here;
+`make textlint` runs textlint itself.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -72,3 +75,45 @@ def test_avoided_forms_are_gone_from_the_japanese_prose():
             for form in avoided:
                 regex = tool.pattern(term, form).strip("/")
                 assert not re.search(regex, prose), f"{chapter.name}: {form} (use {term})"
+
+
+# ---------------------------------------------------------------------------- checker messages
+
+
+def test_extract_ja_text_hands_textlint_every_checker_message(tmp_path):
+    tool = load_tool("extract_ja_text")
+    assert tool.main([str(tmp_path)]) == 0
+    # The Makefile lints .textlint/tmp/*.md and .textlint/tmp/*.txt: nothing else is written.
+    assert {p.suffix for p in tmp_path.iterdir()} == {".md", ".txt"}
+    catalog = json.loads(tool.CHECKER_MESSAGES.read_text(encoding="utf-8"))
+    groups: dict[str, list[str]] = {}
+    for key in catalog:
+        groups.setdefault(key.split(".")[0], []).append(key)
+    files = {p.name: p for p in tmp_path.glob("checker_*.txt")}
+    assert set(files) == {f"checker_{group}.txt" for group in groups}
+    for group, keys in groups.items():
+        paragraphs = files[f"checker_{group}.txt"].read_text(encoding="utf-8").rstrip("\n")
+        assert len(paragraphs.split("\n\n")) == len(keys), group  # one message per paragraph
+    common = files["checker_common.txt"].read_text(encoding="utf-8")
+    assert "{what}のリストを渡してください(渡されたのは {type} です)" in common
+
+
+def test_extract_ja_text_keeps_format_fields_by_name():
+    tool = load_tool("extract_ja_text")
+    text = tool.template_text("{{{name}}} が {count} 回、{item!r} は {share:.1%} です")
+    assert text == "{{name}} が {count} 回、{item} は {share} です"
+
+
+def test_checker_messages_ask_instead_of_expecting():
+    """Issue 19: 「…を期待していますが、X が渡されました」 is a calque of "expected …, got X"."""
+    text = (REPO / "piilab" / "course" / "exercises" / "messages" / "ja.json").read_text("utf-8")
+    assert "期待していますが" not in text and "で期待して" not in text
+
+
+def test_extract_ja_text_hands_textlint_the_japanese_strings_of_code_cells(tmp_path):
+    tool = load_tool("extract_ja_text")
+    assert tool.main([str(tmp_path)]) == 0
+    labels = (tmp_path / "code_07_inference.txt").read_text(encoding="utf-8").split("\n\n")
+    assert "過剰マスキング" in labels and "テストの F1" in labels
+    assert not (tmp_path / "code_03_tokenization.txt").exists()  # no Japanese in its code
+    assert tool.code_strings('```{code-cell} ipython3\nx = f"{n} 件"\n```\n') == ["{n} 件"]

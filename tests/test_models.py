@@ -146,7 +146,7 @@ def test_the_base_model_generates_offline_through_the_alias(smollm2):
 
 
 def _lora_row():
-    from piilab.results import latest_systems, read_runs
+    from piilab.course.results import latest_systems, read_runs
 
     systems = latest_systems(read_runs(REPO / "results" / "runs.jsonl"))
     return systems["SmolLM2-135M + LoRA"]
@@ -171,8 +171,9 @@ def test_the_committed_adapter_loads_and_masks_test_documents(smollm2, corpus):
     import torch
 
     from piilab.evaluation import evaluate
-    from piilab.inference import generate, load_for_inference, make_prediction
+    from piilab.inference import generate, load_for_inference
     from piilab.parsing import parse_model_output
+    from piilab.predictions import make_prediction
     from piilab.tokenization import mask_text, reassemble_text
 
     weights = REPO / _lora_row()["adapter"]["path"]
@@ -188,7 +189,7 @@ def test_the_committed_adapter_loads_and_masks_test_documents(smollm2, corpus):
     assert tokenizer.piilab_system_prompt == "none"
     predictions = [make_prediction(d["id"], o, d["source_text"])
                    for d, o in zip(docs, out.outputs, strict=True)]
-    assert evaluate(docs, predictions)["entity"]["f1"] >= 0.8
+    assert evaluate(docs, predictions).entity.f1 >= 0.8
     masked_any = 0
     for d, o in zip(docs, out.outputs, strict=True):
         parsed = parse_model_output(o, d["source_text"])

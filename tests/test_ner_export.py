@@ -112,24 +112,24 @@ def test_a_value_with_line_breaks_becomes_one_row_that_still_masks_the_original(
     output = spans_to_model_output(source, spans)
     assert output == "PERSON\t김 가 상"
     result = evaluate([record], model_predictions([record], [spans]))
-    assert result["documents"]["leak_rate"] == 0.0
-    assert result["entities"]["hallucination_rate"] == 0.0
+    assert result.documents.leak_rate == 0.0
+    assert result.entities.hallucination_rate == 0.0
 
 
 def test_gold_spans_fed_through_the_bridge_leak_nothing_on_the_corpus(all_records):
     # A sanity check of the span -> TYPE<TAB>VALUE -> mask path, not a model result.
     predictions = model_predictions(all_records, [gold_spans(r) for r in all_records])
     result = evaluate(all_records, predictions)
-    assert result["documents"]["leak_rate"] == 0.0
-    assert result["entities"]["leak_rate"] == 0.0
-    assert result["entities"]["hallucination_rate"] == 0.0
-    assert result["parse"]["success_rate"] == 1.0
-    assert result["tokenization"]["round_trip_rate"] == 1.0
-    assert result["tokenization"]["deterministic_rate"] == 1.0
+    assert result.documents.leak_rate == 0.0
+    assert result.entities.leak_rate == 0.0
+    assert result.entities.hallucination_rate == 0.0
+    assert result.parse.success_rate == 1.0
+    assert result.tokenization.round_trip_rate == 1.0
+    assert result.tokenization.deterministic_rate == 1.0
     # Variant spellings (김 가 상 for 김가상) are written as seen, so pair-level F1 is
     # below 1 while nothing leaks: entity F1 is not span F1 (SPEC section 6).
-    assert 0.95 < result["entity"]["f1"] < 1.0
-    assert result["entity"]["precision"] < 1.0
+    assert 0.95 < result.entity.f1 < 1.0
+    assert result.entity.precision < 1.0
 
 
 def test_model_predictions_need_one_span_list_per_record():

@@ -92,10 +92,10 @@ def test_a_short_cpu_run_lowers_the_loss_and_feeds_the_leak_metric(encoder_dir, 
     scores = span_scores([ner.gold_spans(r) for r in records], predicted, labels=LABELS)
     assert 0.0 <= scores["f1"] <= 1.0 and list(scores["per_label"]) == list(LABELS)
     result = evaluate(records, ner.model_predictions(records, predicted))
-    assert 0.0 <= result["documents"]["leak_rate"] <= 1.0
-    assert result["tokenization"]["round_trip_rate"] == 1.0
-    assert result["tokenization"]["deterministic_rate"] == 1.0
-    assert result["parse"]["success_rate"] == 1.0
+    assert 0.0 <= result.documents.leak_rate <= 1.0
+    assert result.tokenization.round_trip_rate == 1.0
+    assert result.tokenization.deterministic_rate == 1.0
+    assert result.parse.success_rate == 1.0
 
 
 def test_training_is_reproducible_from_the_seed(encoder_dir, corpus, one_thread):

@@ -13,8 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from piilab.evaluation import evaluate, oracle_predictions
-from piilab.plots import (
+from piilab.course.plots import (
     TEXT,
     MissingFontError,
     cjk_font_path,
@@ -23,6 +22,7 @@ from piilab.plots import (
     plot_per_type,
     setup_cjk_fonts,
 )
+from piilab.evaluation import evaluate, oracle_predictions
 
 
 @pytest.fixture(scope="module")

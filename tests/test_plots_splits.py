@@ -1,5 +1,5 @@
-"""Split composition (`piilab.plots_splits`): the counts are right, and the figure renders every
-glyph it shows in English and Japanese."""
+"""Split composition (`piilab.course.plots_splits`): the counts are right, and the figure
+renders every glyph it shows in English and Japanese."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ import warnings
 
 import pytest
 
-from piilab.plots_splits import STRATA, TEXT, TITLES, plot_split_composition, split_composition
+from piilab.course.plots_splits import (
+    STRATA,
+    TEXT,
+    TITLES,
+    plot_split_composition,
+    split_composition,
+)
 from piilab.splits import family_split
 
 BOOK_EXTRA = "needs the book extra: pip install -e '.[book]'"

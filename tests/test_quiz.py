@@ -1,4 +1,4 @@
-"""`piilab.quiz` (load, validate, show) and `piilab.exercises` (the exercise checkers)."""
+"""`piilab.course.quiz` (load, validate, show) and `piilab.course.exercises` (the checkers)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from piilab import exercises
-from piilab.book import ARTIFACTS, STAGE_IDS
+from piilab.course import exercises
+from piilab.course.ch01 import ARTIFACTS, STAGE_IDS
+from piilab.course.exercises import ch00, ch01
+from piilab.course.quiz import QuizError, answer_key, load_quiz, show_quiz, validate_quiz
 from piilab.labels import LABELS
-from piilab.quiz import QuizError, answer_key, load_quiz, show_quiz, validate_quiz
 
 REPO = Path(__file__).resolve().parent.parent
 BOOK_EXTRA = "needs the book extra: pip install -e '.[book]'"
@@ -215,8 +216,8 @@ def test_check_result_reads_as_one_line_and_is_truthy_when_ok():
 
 def test_welcome_labels_accepts_the_right_answer_in_both_languages():
     answer = [label for label in LABELS if label in {"EMAIL", "PHONE", "DOB", "PERSON", "REL"}]
-    assert exercises.check_welcome_labels(answer, lang="en").ok
-    result = exercises.check_welcome_labels(answer, lang="ja")
+    assert ch00.check_welcome_labels(answer, lang="en").ok
+    result = ch00.check_welcome_labels(answer, lang="ja")
     assert result.ok and result.message.startswith("正解")
 
 
@@ -234,24 +235,24 @@ def test_welcome_labels_accepts_the_right_answer_in_both_languages():
     ],
 )
 def test_welcome_labels_says_what_is_wrong(answer, hint):
-    result = exercises.check_welcome_labels(answer, lang="en")
+    result = ch00.check_welcome_labels(answer, lang="en")
     assert not result.ok
     assert hint in result.message
 
 
 def test_welcome_labels_does_not_reveal_missing_labels_by_name():
-    message = exercises.check_welcome_labels(["EMAIL"], lang="en").message
+    message = ch00.check_welcome_labels(["EMAIL"], lang="en").message
     assert not any(label in message for label in ("PHONE", "DOB", "PERSON", "REL"))
 
 
 def test_welcome_message_contains_what_the_checker_expects():
-    assert "@example.com" in exercises.WELCOME_MESSAGE
-    assert "555-01" in exercises.WELCOME_MESSAGE
-    assert "mother" in exercises.WELCOME_MESSAGE
+    assert "@example.com" in ch00.WELCOME_MESSAGE
+    assert "555-01" in ch00.WELCOME_MESSAGE
+    assert "mother" in ch00.WELCOME_MESSAGE
 
 
 def test_pipeline_order_accepts_the_pipeline():
-    assert exercises.check_pipeline_order(list(STAGE_IDS), lang="en").ok
+    assert ch01.check_pipeline_order(list(STAGE_IDS), lang="en").ok
 
 
 @pytest.mark.parametrize(
@@ -266,19 +267,19 @@ def test_pipeline_order_accepts_the_pipeline():
     ],
 )
 def test_pipeline_order_points_at_the_first_mistake(answer, hint):
-    result = exercises.check_pipeline_order(answer, lang="en")
+    result = ch01.check_pipeline_order(answer, lang="en")
     assert not result.ok
     assert hint in result.message
 
 
 def test_pipeline_order_speaks_japanese_on_request():
-    result = exercises.check_pipeline_order(["generate"], lang="ja")
+    result = ch01.check_pipeline_order(["generate"], lang="ja")
     assert "段階が" in result.message
 
 
 def test_sensitive_artifacts_accepts_the_sensitive_ones_in_any_order():
     sensitive = [a.id for a in ARTIFACTS if a.sensitive]
-    assert exercises.check_sensitive_artifacts(list(reversed(sensitive)), lang="en").ok
+    assert ch01.check_sensitive_artifacts(list(reversed(sensitive)), lang="en").ok
     assert {"masked_text", "metrics"} == {a.id for a in ARTIFACTS if not a.sensitive}
 
 
@@ -295,6 +296,6 @@ def test_sensitive_artifacts_accepts_the_sensitive_ones_in_any_order():
     ],
 )
 def test_sensitive_artifacts_explains_the_first_misclassified_artifact(answer, hint):
-    result = exercises.check_sensitive_artifacts(answer, lang="en")
+    result = ch01.check_sensitive_artifacts(answer, lang="en")
     assert not result.ok
     assert hint in result.message

@@ -1,4 +1,4 @@
-"""Reading recorded runs (`piilab.results`, chapter 07): every committed row verifies against
+"""Reading recorded runs (`piilab.course.results`, chapter 07): every committed row verifies against
 its run id, an edited row is refused without echoing values, and the table shows what a row
 recorded."""
 
@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from piilab.evaluation import evaluate, oracle_predictions
-from piilab.results import (
+from piilab.course.results import (
     REQUIRED_FIELDS,
     TABLE_FIELDS,
     RunsFileError,
@@ -23,6 +22,7 @@ from piilab.results import (
     summarize_run,
     table_row,
 )
+from piilab.evaluation import evaluate, oracle_predictions
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS = REPO / "results" / "runs.jsonl"

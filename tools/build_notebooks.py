@@ -12,19 +12,21 @@ These twins are the references nbval compares a fresh run with, and the Colab ta
 
 The course's address is written once, in `_config.yml` (`repository.url`, `repository.branch`,
 read with PyYAML). Chapter sources carry placeholders instead (`@REPOSITORY_URL@`,
-`@REPOSITORY_BRANCH@`, `@COLAB_PATH@`: `piilab.book.CourseLinks`), filled in here in every
+`@REPOSITORY_BRANCH@`, `@COLAB_PATH@`: `piilab.course.links.CourseLinks`), filled in here in every
 cell of a twin. The hand-written Colab notebooks `notebooks/colab/*.ipynb` are opened straight
 from GitHub, so they hold the address itself: every run re-points their Colab links and their
 `pip install git+...` source at the configured repository, in place.
 
 `--check` does not execute anything: it compares the sources (cells and tags) of the committed
-twins with what the `.md` files would produce, and checks that the Colab notebooks point at
-the configured repository.
+twins with what the `.md` files would produce, checks that each twin's figures were drawn by
+the current plotting code (`FIGURE_CODE`; the hashes are recorded in the twin's metadata when
+it is executed), and checks that the Colab notebooks point at the configured repository.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import sys
 import time
@@ -34,7 +36,7 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
-from piilab.book import CourseLinks, course_links
+from piilab.course.links import CourseLinks, course_links
 
 REPO = Path(__file__).resolve().parent.parent
 #: The one file that names the course's repository (and Colab).
@@ -54,6 +56,13 @@ PIP_GIT_SOURCE = re.compile(
     r"git\+https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?(?:\.git)?(?:@[^\s\"'\\]+)?"
     r"(?=[\s\"'\\]|$)"
 )
+#: The code that draws the chapters' figures (besides the chapter cells themselves, which the
+#: source comparison covers). A twin records its hash, so a figure drawn by older plotting
+#: code is found stale without executing anything (nbval does not compare images).
+FIGURE_CODE = ("piilab/course/plots.py", "piilab/course/plots_splits.py",
+               "piilab/course/diagram.py", "piilab/course/ch01.py")
+FIGURE_KEY = "piilab_figures"
+IMAGE_TYPES = ("image/png", "image/svg+xml")
 CELL_TIMEOUT_S = 600
 KERNEL = "python3"
 
@@ -144,10 +153,53 @@ def source_view(notebook: nbformat.NotebookNode) -> list[tuple[str, str, list[st
     ]
 
 
+def figure_code_sha256() -> str:
+    digest = hashlib.sha256()
+    for name in FIGURE_CODE:
+        digest.update(name.encode() + b"\0" + (REPO / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def image_hashes(notebook: nbformat.NotebookNode) -> list[str]:
+    """The SHA-256 of every image output, in cell order."""
+    hashes = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            for mime in IMAGE_TYPES:
+                if mime in output.get("data", {}):
+                    hashes.append(hashlib.sha256(str(output["data"][mime]).encode()).hexdigest())
+    return hashes
+
+
+def record_figures(notebook: nbformat.NotebookNode) -> None:
+    """Write the figures' provenance into the twin: the plotting code and the images."""
+    images = image_hashes(notebook)
+    notebook.metadata.pop(FIGURE_KEY, None)
+    if images:
+        notebook.metadata[FIGURE_KEY] = {"code_sha256": figure_code_sha256(), "images": images}
+
+
+def check_figures(notebook: nbformat.NotebookNode) -> str | None:
+    """Why the twin's figures are not those of the current plotting code, or None."""
+    images = image_hashes(notebook)
+    if not images:
+        return None
+    recorded = notebook.metadata.get(FIGURE_KEY)
+    if not recorded:
+        return "has figures without a record of the code that drew them"
+    if recorded.get("images") != images:
+        return "has figures that differ from the ones recorded when it was executed"
+    if recorded.get("code_sha256") != figure_code_sha256():
+        return ("has figures drawn by older plotting code ("
+                + ", ".join(FIGURE_CODE) + " changed since)")
+    return None
+
+
 def build(source: Path) -> Path:
     target = twin_path(source)
     target.parent.mkdir(parents=True, exist_ok=True)
     notebook = execute(md_to_notebook(source), cwd=target.parent)
+    record_figures(notebook)
     nbformat.validate(notebook)
     nbformat.write(notebook, target)
     return target
@@ -168,6 +220,9 @@ def check(source: Path) -> str | None:
     ]
     if unexecuted:
         return f"{target.relative_to(REPO)} has unexecuted code cells {unexecuted}"
+    stale = check_figures(committed)
+    if stale:
+        return f"{target.relative_to(REPO)} {stale}: run make notebooks"
     return None
 
 

@@ -5,19 +5,24 @@ into OUT (default `.textlint/tmp`), one string per paragraph:
 
 - `book/quizzes/ja/*.json` -> `quiz_<stem>.md`: questions and feedback as text, answer options
   (plain-form phrases) as list items, HTML tags removed;
-- `piilab/exercises/*.py` -> `checker_<stem>.txt`: every `ja=` keyword argument, f-string fields
-  kept as `{name}`.
+- `piilab/course/exercises/messages/ja.json` (the checkers' Japanese message catalog) ->
+  `checker_<chapter>.txt`, one file per key prefix (`common`, `ch00`, ...): every message in
+  catalog order, format fields kept as `{name}` (conversions and format specs dropped) and
+  `{{`/`}}` written as the braces they stand for;
+- `book/ja/NN_*.md` -> `code_<stem>.txt`: the Japanese string literals of the chapter's code
+  cells (plot labels, table headers), which textlint skips inside Markdown code blocks.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import sys
 from pathlib import Path
+from string import Formatter
 
 REPO = Path(__file__).resolve().parent.parent
+CHECKER_MESSAGES = REPO / "piilab" / "course" / "exercises" / "messages" / "ja.json"
 TAG = re.compile(r"<[^>]+>")
 QUIZ_KEYS = ("question", "answer", "feedback", "answers")
 
@@ -34,27 +39,58 @@ def quiz_strings(data) -> list[str]:
     return []
 
 
-def _fstring(node: ast.JoinedStr) -> str:
-    return "".join(part.value if isinstance(part, ast.Constant) else
-                   "{" + ast.unparse(part.value) + "}" for part in node.values)
+def template_text(template: str) -> str:
+    """A `str.format` template as text: literals as they print, each field as `{name}`."""
+    return "".join(literal + ("" if name is None else "{" + name + "}")
+                   for literal, name, _spec, _conversion in Formatter().parse(template))
 
 
-def checker_strings(source: str) -> list[str]:
-    strings = []
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.Call):
-            continue
-        for keyword in node.keywords:
-            value = keyword.value
-            if keyword.arg == "ja" and isinstance(value, ast.Constant):
-                strings.append(str(value.value))
-            elif keyword.arg == "ja" and isinstance(value, ast.JoinedStr):
-                strings.append(_fstring(value))
-    return strings
+def checker_strings(catalog: dict[str, str]) -> dict[str, list[str]]:
+    """The messages of `catalog` as text, grouped by key prefix (`ch03.x` -> `ch03`)."""
+    groups: dict[str, list[str]] = {}
+    for key, template in catalog.items():
+        groups.setdefault(key.split(".", 1)[0], []).append(template_text(template))
+    return groups
 
 
 def clean(text: str) -> str:
     return " ".join(TAG.sub("", text).split())
+
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+CODE_CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)
+
+
+def code_strings(markdown: str) -> list[str]:
+    """The Japanese string literals of a chapter's code cells (plot labels, table headers),
+    f-string fields kept as `{name}`; cells with IPython magics (`!pip`) are skipped."""
+    import ast
+
+    found = []
+    for body in CODE_CELL.findall(markdown):
+        lines = body.split("\n")
+        if lines and lines[0] == "---":
+            lines = lines[lines.index("---", 1) + 1:]
+        code = "\n".join(line for line in lines if not line.startswith(":"))
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue  # a cell with IPython syntax
+        parts = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
+                 for part in node.values}
+        for node in ast.walk(tree):
+            if id(node) in parts:
+                continue  # a piece of an f-string, read with the whole string
+            if isinstance(node, ast.JoinedStr):
+                text = "".join(part.value if isinstance(part, ast.Constant)
+                               else "{" + ast.unparse(part.value) + "}" for part in node.values)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            else:
+                continue
+            if JAPANESE.search(text) and text not in found:
+                found.append(text)
+    return found
 
 
 def write(path: Path, strings: list[str]) -> None:
@@ -66,10 +102,13 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for path in sorted((REPO / "book" / "quizzes" / "ja").glob("*.json")):
         write(out / f"quiz_{path.stem}.md", quiz_strings(json.loads(path.read_text("utf-8"))))
-    for path in sorted((REPO / "piilab" / "exercises").glob("*.py")):
-        strings = checker_strings(path.read_text(encoding="utf-8"))
+    catalog = json.loads(CHECKER_MESSAGES.read_text(encoding="utf-8"))
+    for group, strings in checker_strings(catalog).items():
+        write(out / f"checker_{group}.txt", strings)
+    for path in sorted((REPO / "book" / "ja").glob("[0-9][0-9]_*.md")):
+        strings = code_strings(path.read_text(encoding="utf-8"))
         if strings:
-            write(out / f"checker_{path.stem}.txt", strings)
+            write(out / f"code_{path.stem}.txt", strings)
     return 0
 
 

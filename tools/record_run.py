@@ -96,14 +96,13 @@ def save_adapter_fp16(adapter_dir: Path, dest: Path) -> dict:
 
 def evaluate_split(model, tokenizer, records, out_path: Path, args) -> tuple[dict, dict]:
     """Predict `records`, write the predictions (0600) and return (eval block, metrics)."""
+    from piilab.course.results import metrics_summary
     from piilab.evaluation import evaluate
-    from piilab.inference import generate, make_prediction, write_predictions
-    from piilab.results import metrics_summary
+    from piilab.inference import predict_records
+    from piilab.predictions import write_predictions
 
-    gen = generate(model, tokenizer, [r["source_text"] for r in records],
-                   batch_size=args.batch_size, max_new_tokens=args.max_new_tokens)
-    predictions = [make_prediction(r["id"], out, r["source_text"])
-                   for r, out in zip(records, gen.outputs, strict=True)]
+    predictions, gen = predict_records(model, tokenizer, records, batch_size=args.batch_size,
+                                       max_new_tokens=args.max_new_tokens)
     write_predictions(out_path, predictions)
     scores = evaluate(records, predictions)
     block = {"documents": len(records), "max_new_tokens": args.max_new_tokens,

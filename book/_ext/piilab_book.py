@@ -4,7 +4,8 @@ It makes small per-page adjustments that Jupyter Book 1.x cannot be configured t
 
 - the course's address is written once, in `_config.yml` (`repository.url`, `repository.branch`):
   chapter sources carry placeholders (`@REPOSITORY_URL@`, `@REPOSITORY_BRANCH@`, `@COLAB_PATH@`,
-  see `piilab.book.CourseLinks`) in their Colab badge and Colab set-up cell, replaced here when
+  see `piilab.course.links.CourseLinks`) in their Colab badge and Colab set-up cell, replaced
+  here when
   Sphinx reads a page (`source-read`), before MyST-NB parses and executes it;
 - the theme's Colab launch button points at the page's source (`book/en/NN_name.md`), which
   Colab cannot open; here it is pointed at the executed twin `notebooks/en/NN_name.ipynb`;
@@ -22,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from piilab.book import DEFAULT_BRANCH, DEFAULT_COLAB_URL, PLACEHOLDERS, CourseLinks
+from piilab.course.links import DEFAULT_BRANCH, DEFAULT_COLAB_URL, PLACEHOLDERS, CourseLinks
 
 _CHAPTER = re.compile(r"^book/(?P<lang>en|ja)/(?P<chapter>\d\d_[A-Za-z0-9_]+)$")
 

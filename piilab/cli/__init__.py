@@ -43,6 +43,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "piilab.cli.splits",
     "piilab.cli.training",
     "piilab.cli.ner",
+    "piilab.cli.finance",
 )
 
 

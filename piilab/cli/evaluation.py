@@ -16,9 +16,9 @@ from piilab.baseline import baseline_output
 from piilab.cli import CLIError, doing
 from piilab.dataset import dataset_files, load_dataset_lines, read_jsonl_lines
 from piilab.evaluation import EvaluationError, evaluate, format_report, oracle_predictions
-from piilab.files import PRIVATE_MODE, check_outputs, write_atomic
+from piilab.files import check_outputs, write_atomic
 from piilab.generator import SPLITS
-from piilab.inference import make_prediction
+from piilab.predictions import make_prediction, write_predictions
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,7 +78,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.json_out:  # written before anything is printed: an error prints one line only
         with doing("cannot write"):
             write_atomic(args.json_out,
-                         (json.dumps(result, indent=2, sort_keys=True) + "\n").encode())
+                         (json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n").encode())
     print(format_report(result, title=f"{Path(args.predictions).name} on "
                                       f"{Path(args.records).name} ({len(records)} documents)"))
     if args.json_out:
@@ -92,11 +92,11 @@ def cmd_oracle(args: argparse.Namespace) -> int:
     result = _evaluate(records, oracle_predictions(records),
                        {"records": [where for split in SPLITS for where in lines[split]]})
     print(format_report(result, title=f"oracle on all splits ({len(records)} documents)"))
-    perfect = (result["entity"]["f1"] == 1.0 and result["documents"]["leak_rate"] == 0.0
-               and result["entities"]["leak_rate"] == 0.0
-               and result["entities"]["hallucination_rate"] == 0.0
-               and result["tokenization"]["deterministic_rate"] == 1.0
-               and result["tokenization"]["round_trip_rate"] == 1.0)
+    perfect = (result.entity.f1 == 1.0 and result.documents.leak_rate == 0.0
+               and result.entities.leak_rate == 0.0
+               and result.entities.hallucination_rate == 0.0
+               and result.tokenization.deterministic_rate == 1.0
+               and result.tokenization.round_trip_rate == 1.0)
     print("oracle check: " + ("PASS" if perfect else "FAIL (the machinery has a bug)"))
     return 0 if perfect else 1
 
@@ -104,11 +104,9 @@ def cmd_oracle(args: argparse.Namespace) -> int:
 def cmd_baseline(args: argparse.Namespace) -> int:
     check_outputs([args.out], inputs=dataset_files(args.dir), force=args.force)
     records = _load(args.dir)[0][args.split]
-    lines = []
-    for r in records:
-        pred = make_prediction(r["id"], baseline_output(r["source_text"]), r["source_text"])
-        lines.append(json.dumps(pred, ensure_ascii=False, sort_keys=True) + "\n")
+    predictions = [make_prediction(r["id"], baseline_output(r["source_text"]), r["source_text"])
+                   for r in records]
     with doing("cannot write"):
-        write_atomic(args.out, "".join(lines).encode("utf-8"), PRIVATE_MODE)
-    print(f"wrote {len(lines)} baseline predictions for split '{args.split}' to {args.out}")
+        n = write_predictions(args.out, predictions)
+    print(f"wrote {n} baseline predictions for split '{args.split}' to {args.out}")
     return 0

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from piilab.cli import CLIError, doing
 from piilab.files import PRIVATE_MODE, check_outputs, write_all
-from piilab.labels import LABEL_PRIORITY, LABELS
+from piilab.labels import LABELS, PairError, normalize_pair
 from piilab.tokenization import TOKEN_PATTERN, Candidate, mask_text, reassemble_text
 
 
@@ -98,16 +98,17 @@ def parse_candidates(text: str) -> list[Candidate]:
         if not line.strip():
             continue
         label, tab, value = line.partition("\t")
-        label = label.strip().upper()
         if not tab:
             raise CLIError(f"candidates line {number}: expected TYPE<TAB>VALUE (no TAB found)")
-        if label not in LABEL_PRIORITY:
+        try:
+            pair = normalize_pair(label, value)
+        except PairError:
             # The type is not echoed: with swapped columns it would be a value.
             raise CLIError(f"candidates line {number}: unknown type "
-                           f"(expected one of {', '.join(LABELS)})")
-        if not value.strip():
+                           f"(expected one of {', '.join(LABELS)})") from None
+        if pair is None:
             raise CLIError(f"candidates line {number}: empty value")
-        candidates.append(Candidate(label, value.strip()))
+        candidates.append(Candidate(*pair))
     return candidates
 
 

@@ -116,13 +116,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_predict(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from piilab.inference import (
-        generate,
-        load_for_inference,
-        make_prediction,
-        write_predictions,
-    )
+    from piilab.inference import load_for_inference, predict_records
     from piilab.models import ModelError, is_alias
+    from piilab.predictions import write_predictions
 
     # Before the model is loaded: never over an input, nor over a file without --force.
     check_outputs([args.out], inputs=dataset_files(args.data_dir), force=args.force)
@@ -136,11 +132,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
         model, tokenizer = load_for_inference(args.model)
     except ModelError as exc:
         raise CLIError(str(exc)) from None
-    generation = generate(model, tokenizer, [r["source_text"] for r in records],
-                          batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
-                          progress=not args.no_progress)
-    predictions = [make_prediction(r["id"], out, r["source_text"])
-                   for r, out in zip(records, generation.outputs, strict=True)]
+    predictions, generation = predict_records(
+        model, tokenizer, records, batch_size=args.batch_size,
+        max_new_tokens=args.max_new_tokens, progress=not args.no_progress)
     n = write_predictions(args.out, predictions)
     parsed = sum(p["parse_success"] for p in predictions)
     print(f"wrote {n} predictions for split '{args.split}' to {args.out} "

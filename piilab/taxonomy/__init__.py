@@ -16,12 +16,10 @@ source marks less than the target), ``broader`` (it marks more) or ``none``
 >>> to_finance("CARD"), to_finance("REL"), to_experiment("FRN")
 ('CARD_NUMBER', None, 'RRN')
 
-The file is parsed by a small YAML-subset reader in this module (block
-mappings and sequences, plain, single- or double-quoted scalars, ``null``,
-``true``/``false``, integers, comments), so this module needs only the
-standard library; anything outside the subset (flow collections, anchors,
-block scalars, tabs) raises `TaxonomyError` naming the line. A test checks
-that PyYAML reads the shipped file the same way, so it stays real YAML.
+The file is YAML, read with PyYAML's safe loader (a dependency of the
+package; imported when the file is first read). A syntax error raises
+`TaxonomyError` naming the file and line; so does a file whose content breaks
+the taxonomy's rules (`load_taxonomy`).
 
 What it deliberately does not do: decide whether a value *is* PII (that is
 the annotation of the data), or merge label sets. Mapping a span to a label
@@ -32,7 +30,6 @@ set where it has no counterpart is reported, never dropped silently
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -54,7 +51,7 @@ __all__ = [
     "finance_labels",
     "load_taxonomy",
     "map_spans",
-    "parse_yaml_subset",
+    "read_yaml",
     "to_experiment",
     "to_finance",
 ]
@@ -77,158 +74,42 @@ class TaxonomyError(ValueError):
 
 
 # --------------------------------------------------------------------------------
-# The YAML subset
+# Reading the file (PyYAML, safe loader)
 # --------------------------------------------------------------------------------
 
-_INT = re.compile(r"[-+]?[0-9]+")
-#: Plain scalars that YAML would read as something else than a string or that
-#: start a construct outside the subset.
-_UNSUPPORTED_START = tuple("[]{}&*!|>%@`")
 
+def read_yaml(text: str, name: str = "<string>") -> Any:
+    """`text` parsed by PyYAML's safe loader; a syntax error or a repeated key becomes a
+    `TaxonomyError` naming ``name:line``.
 
-def _strip_comment(line: str) -> str:
-    """Drop a ``#`` comment (at the start, or after a space, outside quotes)."""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"" and (i == 0 or line[i - 1] in " :-["):
-            quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1] == " "):
-            return line[:i]
-    return line
-
-
-def _scalar(text: str, where: str) -> Any:
-    """One scalar: quoted string, null, boolean, integer or plain string."""
-    if text.startswith('"'):
-        if len(text) < 2 or not text.endswith('"'):
-            raise TaxonomyError(f"{where}: unterminated double-quoted string")
-        try:
-            return json.loads(text)  # YAML's double-quoted escapes as far as JSON has them
-        except json.JSONDecodeError:
-            raise TaxonomyError(f"{where}: unsupported double-quoted string") from None
-    if text.startswith("'"):
-        if len(text) < 2 or not text.endswith("'"):
-            raise TaxonomyError(f"{where}: unterminated single-quoted string")
-        return text[1:-1].replace("''", "'")
-    if text in ("null", "~", "Null", "NULL"):
-        return None
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
-        return False
-    if _INT.fullmatch(text):
-        return int(text)
-    if text.startswith(_UNSUPPORTED_START) or ": " in text or text.endswith(":"):
-        raise TaxonomyError(f"{where}: unsupported YAML construct (use block style)")
-    return text
-
-
-def _split_key(text: str, where: str) -> tuple[str, str] | None:
-    """``key: value`` -> ``(key, value)``; None when `text` is not a mapping entry."""
-    if text.startswith(('"', "'")):
-        quote = text[0]
-        close = text.find(quote, 1)
-        if close == -1 or not text[close + 1:].startswith(":"):
-            return None
-        key, rest = _scalar(text[:close + 1], where), text[close + 2:]
-    else:
-        colon = text.find(": ")
-        if colon == -1:
-            if not text.endswith(":"):
-                return None
-            colon = len(text) - 1
-        key, rest = text[:colon], text[colon + 1:]
-        if not key or key.startswith(_UNSUPPORTED_START):
-            raise TaxonomyError(f"{where}: unsupported mapping key")
-    if rest and not rest.startswith(" "):
-        return None
-    return str(key), rest.strip()
-
-
-def parse_yaml_subset(text: str, name: str = "<string>") -> Any:
-    """Parse the YAML subset described in the module docstring.
-
-    >>> parse_yaml_subset("a: 1\\nb:\\n  - x\\n  - name: y  # comment\\n    n: null\\n")
-    {'a': 1, 'b': ['x', {'name': 'y', 'n': None}]}
+    >>> read_yaml("a: 1  # comment")
+    {'a': 1}
     """
-    lines: list[tuple[int, int, str]] = []  # (line number, indentation, content)
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        content = _strip_comment(raw).rstrip()
-        if not content.strip() or content.strip() == "---":
-            continue
-        stripped = content.lstrip(" ")
-        if stripped.startswith("\t"):
-            raise TaxonomyError(f"{name}:{lineno}: tabs are not allowed in indentation")
-        lines.append((lineno, len(content) - len(stripped), stripped))
-    if not lines:
-        return None
-    value, position = _block(lines, 0, lines[0][1], name)
-    if position != len(lines):
-        raise TaxonomyError(f"{name}:{lines[position][0]}: unexpected indentation")
-    return value
+    import yaml
 
+    class UniqueKeyLoader(yaml.SafeLoader):
+        """The safe loader, refusing a key that a mapping already has (a label listed twice
+        would otherwise silently replace the first entry)."""
 
-def _block(lines: list[tuple[int, int, str]], i: int, indent: int, name: str) -> tuple[Any, int]:
-    """Parse the block (sequence or mapping) whose lines start at `i` with `indent`."""
-    if lines[i][2] == "-" or lines[i][2].startswith("- "):
-        return _sequence(lines, i, indent, name)
-    return _mapping(lines, i, indent, name)
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "duplicate key", key_node.start_mark)
+            seen.add(key)
+        return loader.construct_mapping(node)
 
-
-def _nested(lines: list[tuple[int, int, str]], i: int, indent: int, name: str,
-            allow_same_indent_sequence: bool) -> tuple[Any, int]:
-    """The value of an entry with nothing after its ``:`` or ``-``: a deeper block, or null."""
-    if i < len(lines):
-        next_indent, next_text = lines[i][1], lines[i][2]
-        if next_indent > indent:
-            return _block(lines, i, next_indent, name)
-        if (allow_same_indent_sequence and next_indent == indent
-                and (next_text == "-" or next_text.startswith("- "))):
-            return _sequence(lines, i, indent, name)
-    return None, i
-
-
-def _sequence(lines: list[tuple[int, int, str]], i: int, indent: int,
-              name: str) -> tuple[list, int]:
-    items: list[Any] = []
-    while i < len(lines) and lines[i][1] == indent and (
-            lines[i][2] == "-" or lines[i][2].startswith("- ")):
-        lineno, _, text = lines[i]
-        item = text[1:].strip()
-        where = f"{name}:{lineno}"
-        if not item:
-            value, i = _nested(lines, i + 1, indent, name, allow_same_indent_sequence=False)
-        elif _split_key(item, where) is not None:
-            # "- key: value" opens a mapping whose keys line up with "key".
-            column = indent + len(text) - len(item)
-            lines[i] = (lineno, column, item)
-            value, i = _mapping(lines, i, column, name)
-        else:
-            value, i = _scalar(item, where), i + 1
-        items.append(value)
-    return items, i
-
-
-def _mapping(lines: list[tuple[int, int, str]], i: int, indent: int,
-             name: str) -> tuple[dict, int]:
-    out: dict[str, Any] = {}
-    while i < len(lines) and lines[i][1] == indent:
-        lineno, _, text = lines[i]
-        where = f"{name}:{lineno}"
-        entry = _split_key(text, where)
-        if entry is None:
-            raise TaxonomyError(f"{where}: expected 'key: value'")
-        key, rest = entry
-        if key in out:
-            raise TaxonomyError(f"{where}: duplicate key {key!r}")
-        if rest:
-            out[key], i = _scalar(rest, where), i + 1
-        else:
-            out[key], i = _nested(lines, i + 1, indent, name, allow_same_indent_sequence=True)
-    return out, i
+    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark is not None else "?"
+        raise TaxonomyError(f"{name}:{line}: not valid YAML ({err.problem})") from None
+    except yaml.YAMLError as err:
+        raise TaxonomyError(f"{name}: not valid YAML ({type(err).__name__})") from None
 
 
 # --------------------------------------------------------------------------------
@@ -367,13 +248,13 @@ def load_taxonomy(path: str | os.PathLike | None = None) -> Taxonomy:
     if path is None:
         return _shipped_taxonomy()
     path = Path(path)
-    return _build(parse_yaml_subset(path.read_text(encoding="utf-8"), str(path)), str(path))
+    return _build(read_yaml(path.read_text(encoding="utf-8"), str(path)), str(path))
 
 
 @functools.cache
 def _shipped_taxonomy() -> Taxonomy:
     text = resources.files("piilab.taxonomy").joinpath(TAXONOMY_FILE).read_text(encoding="utf-8")
-    return _build(parse_yaml_subset(text, TAXONOMY_FILE), TAXONOMY_FILE)
+    return _build(read_yaml(text, TAXONOMY_FILE), TAXONOMY_FILE)
 
 
 def experiment_labels() -> tuple[str, ...]:

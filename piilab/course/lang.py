@@ -1,0 +1,79 @@
+"""Where a chapter runs: its language and the course files it reads.
+
+A chapter's code cells are byte-identical in English and Japanese (a parity test enforces it),
+so anything that depends on the reader's language is resolved here, at run time:
+
+- `page_language()` tells which track a notebook belongs to: `PIILAB_LANG` if set, else the
+  folder it runs in (`book/ja`, `notebooks/ja`, ...), else, on Colab, the notebook's own
+  metadata (`piilab.language`), else English.
+- `repo_root()` and `quiz_path()` find course files from wherever the notebook runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: The two tracks of the course. A chapter exists under the same file name in both.
+LANGUAGES: tuple[str, ...] = ("en", "ja")
+
+
+def page_language(default: str = "en") -> str:
+    """The language of the notebook that is running: `"en"` or `"ja"`.
+
+    Resolution order: the environment variable `PIILAB_LANG`; the current folder when it is
+    `<...>/book/<lang>` or `<...>/notebooks/<lang>` (Jupyter Book and nbval run a chapter in its
+    own folder); on Colab, the `piilab.language` field of the notebook's metadata; `default`.
+
+    """
+    forced = os.environ.get("PIILAB_LANG", "").strip()
+    if forced:
+        if forced not in LANGUAGES:
+            raise ValueError(f"PIILAB_LANG must be one of {LANGUAGES}, got {forced!r}")
+        return forced
+    cwd = Path.cwd()
+    if cwd.name in LANGUAGES and cwd.parent.name in ("book", "notebooks"):
+        return cwd.name
+    return _colab_notebook_language() or default
+
+
+def _colab_notebook_language() -> str | None:
+    """Best effort: read `metadata.piilab.language` of the open notebook on Colab, else None.
+
+    Colab runs a notebook opened from GitHub in `/content`, which says nothing about its
+    language; its front end can hand the kernel the notebook itself. Outside Colab, or if that
+    private API changes, this returns None and the caller falls back to its default.
+    """
+    try:
+        from google.colab import _message  # type: ignore[import-not-found]
+
+        notebook = _message.blocking_request("get_ipynb", timeout_sec=5)["ipynb"]
+        language = notebook["metadata"]["piilab"]["language"]
+    except Exception:
+        return None
+    return language if language in LANGUAGES else None
+
+
+def repo_root(start: Path | str | None = None) -> Path:
+    """The course repository's root: the nearest folder at or above `start` (default: the
+    current folder) that holds `_toc.yml` and `book/`.
+
+    Raises FileNotFoundError, saying where it looked, when there is none (for example a
+    notebook copied out of the repository).
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file() and (folder / "book").is_dir():
+            return folder
+    raise FileNotFoundError(
+        f"no PII Lab repository (a folder with _toc.yml and book/) at or above {here}; "
+        "run the notebook from inside a clone of the course repository"
+    )
+
+
+def quiz_path(chapter: str, lang: str | None = None) -> Path:
+    """The quiz file of `chapter` (e.g. `"01_architecture"`) for `lang` (default: the page's)."""
+    lang = lang or page_language()
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    return repo_root() / "book" / "quizzes" / lang / f"{chapter}.json"

@@ -1,0 +1,161 @@
+"""Plots of evaluation results and corpus distributions, in English and Japanese.
+
+Chapter 04 draws per-type precision/recall/F1 bars and leak-rate bars with
+`plot_per_type` and `plot_leaks`; chapter 02 draws the corpus with
+`plot_label_counts`. Every text on a figure comes from `TEXT[lang]`, so the same
+code cell renders in both tracks of the book.
+
+CJK glyphs: `setup_cjk_fonts()` registers Noto Sans CJK (Regular), shipped inside
+the ``noto-cjk-sans-otc`` wheel (SIL Open Font License 1.1; part of the ``book``
+and ``colab`` extras, so ``make book`` and every Colab install cell bring it), and
+puts it behind matplotlib's default font as a per-glyph fallback. One font
+covers Hangul, kana and the Japanese kanji (NanumGothic, the other packaged
+candidate, lacks Japanese forms such as 学, and IPAexGothic lacks Hangul). The font is
+found in the installed package, never among the system fonts, so every machine
+(Linux, macOS, Windows, Colab) draws the same glyphs. Without the package it
+raises `MissingFontError`, whose message names the install command.
+
+Needs matplotlib (the ``book`` extra); the library core never imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from piilab.evaluation import EvaluationResult
+from piilab.labels import LABELS
+
+#: The package that ships the font, and the font file inside it (SIL Open Font License).
+FONT_PACKAGE = "noto_cjk_sans_otc"
+FONT_FILE = "NotoSansCJK-Regular.ttc"
+
+TEXT: dict[str, dict[str, str]] = {
+    "en": {
+        "per_type_title": "Per-type precision, recall and F1",
+        "precision": "precision", "recall": "recall", "f1": "F1",
+        "leak_title": "Leak rates", "leak_docs": "documents with a leak",
+        "leak_entities": "entities with a leak", "rate": "rate",
+        "label_counts_title": "Entities per label and split", "count": "entities",
+        "label": "label",
+    },
+    "ja": {
+        "per_type_title": "タイプ別の適合率・再現率・F1",
+        "precision": "適合率", "recall": "再現率", "f1": "F1",
+        "leak_title": "漏洩率", "leak_docs": "漏洩のある文書",
+        "leak_entities": "漏洩のあるエンティティ", "rate": "割合",
+        "label_counts_title": "ラベル別・分割別のエンティティ数", "count": "エンティティ数",
+        "label": "ラベル",
+    },
+}
+
+
+class MissingFontError(RuntimeError):
+    """The packaged CJK font is not installed."""
+
+
+def cjk_font_path() -> Path:
+    """The Noto Sans CJK file inside the installed ``noto-cjk-sans-otc`` package
+    (located without importing the package)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(FONT_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location) / FONT_FILE
+        if path.is_file():
+            return path
+    raise MissingFontError(
+        "the CJK font for the plots is missing: install it with "
+        "`pip install noto-cjk-sans-otc` (or `pip install 'piilab[colab]'`)")
+
+
+def setup_cjk_fonts() -> str:
+    """Make matplotlib render Japanese and Korean; return the CJK family used."""
+    import matplotlib as mpl
+    from matplotlib import font_manager
+
+    path = str(cjk_font_path())
+    if not any(f.fname == path for f in font_manager.fontManager.ttflist):
+        font_manager.fontManager.addfont(path)
+    family = font_manager.FontProperties(fname=path).get_name()
+    # A list of families makes matplotlib fall back glyph by glyph (matplotlib >= 3.6).
+    mpl.rcParams["font.family"] = ["DejaVu Sans", family]
+    mpl.rcParams["axes.unicode_minus"] = False
+    return family
+
+
+def _text(lang: str) -> Mapping[str, str]:
+    if lang not in TEXT:
+        raise ValueError(f"lang must be one of {sorted(TEXT)}")
+    return TEXT[lang]
+
+
+def plot_per_type(result: EvaluationResult, lang: str = "en", ax=None, title: str | None = None):
+    """Grouped bars of precision, recall and F1 per label from an `evaluate` result."""
+    import matplotlib.pyplot as plt
+
+    setup_cjk_fonts()
+    t = _text(lang)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.6))
+    width = 0.27
+    xs = range(len(LABELS))
+    for k, metric in enumerate(("precision", "recall", "f1")):
+        values = [getattr(result.per_type[label], metric) for label in LABELS]
+        ax.bar([x + (k - 1) * width for x in xs], values, width, label=t[metric])
+    ax.set_xticks(list(xs), LABELS, rotation=30)
+    ax.set_ylim(0, 1.25)  # headroom so the legend never covers a bar
+    ax.set_ylabel(t["rate"])
+    ax.set_title(title or t["per_type_title"])
+    ax.legend(loc="upper center", ncol=3, fontsize="small")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_leaks(results: Mapping[str, EvaluationResult], lang: str = "en", ax=None):
+    """Bars of document and entity leak rates, one group per named result."""
+    import matplotlib.pyplot as plt
+
+    setup_cjk_fonts()
+    t = _text(lang)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.2))
+    names = list(results)
+    width = 0.38
+    docs = [results[n].documents.leak_rate for n in names]
+    ents = [results[n].entities.leak_rate for n in names]
+    ax.bar([i - width / 2 for i in range(len(names))], docs, width, label=t["leak_docs"])
+    ax.bar([i + width / 2 for i in range(len(names))], ents, width, label=t["leak_entities"])
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylim(0, 1.25)
+    ax.set_ylabel(t["rate"])
+    ax.set_title(t["leak_title"])
+    ax.legend(loc="upper center", ncol=2, fontsize="small")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_label_counts(stats: Mapping[str, Mapping[str, Any]], lang: str = "en", ax=None,
+                      splits: Sequence[str] | None = None):
+    """Entities per label for each split, from `piilab.dataset.dataset_stats`."""
+    import matplotlib.pyplot as plt
+
+    setup_cjk_fonts()
+    t = _text(lang)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.4))
+    splits = list(splits or stats)
+    width = 0.8 / len(splits)
+    for k, split in enumerate(splits):
+        values = [stats[split]["labels"][label] for label in LABELS]
+        ax.bar([i + (k - (len(splits) - 1) / 2) * width for i in range(len(LABELS))], values,
+               width, label=split)
+    ax.set_xticks(range(len(LABELS)), LABELS, rotation=30)
+    ax.set_xlabel(t["label"])
+    ax.set_ylabel(t["count"])
+    ax.set_title(t["label_counts_title"])
+    ax.legend(fontsize="small")
+    ax.figure.tight_layout()
+    return ax

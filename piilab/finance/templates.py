@@ -1,0 +1,248 @@
+"""The finance templates: statically authored text with slots, decoys and hard negatives.
+
+Chapter 09 teaches this module. The templates live in ``templates.json`` next
+to it (text a reader sees is data, not code), grouped into **families**: a
+family is one situation in one domain (card, bank, insurance, securities,
+customer service) and language, written in one to three phrasings. The family
+id is the row's *cluster*: it is part of every row's ``uid``, so a split by
+family can be redone from the exported rows alone.
+
+A template is text with three kinds of braces:
+
+* ``{LABEL}``: a fresh value of that label for this occurrence
+  (`piilab.finance.values.draw`, from the row's split pool);
+* ``{LABEL_n}``: value number ``n`` of that label in this row, the same value
+  wherever ``{LABEL_n}`` appears (a name repeated in a letter);
+* ``{@KIND}``: a **decoy**, text that looks like an identifier but is not PII
+  under the taxonomy (an amount, an order or policy number, a product code,
+  a card approval number, a company switchboard, a branch, an interest rate),
+  left unlabelled (``O``): the type-1 hard negatives.
+
+A family's ``hard_negative`` says what it is built to teach: ``type1`` (decoys
+next to real identifiers), ``type2-rrn-frn`` or ``type2-card-account`` (the
+two labels of a confusion pair in one row, with overlapping shapes: in a
+``type2-card-account`` row both numbers are written in one shared shape, see
+`piilab.finance.values.SHARED_SHAPES`, so only the words around them tell
+them apart).
+
+What it deliberately does not do: vary phrasing beyond the authored
+templates (the card's "synthetic distribution shift" limitation), or call a
+language model. Decoys are never 13 digits or longer and never RRN-shaped, so
+no decoy can pass for a card or registration number.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from piilab.finance import values as V
+
+__all__ = [
+    "DECOY_KINDS",
+    "HARD_NEGATIVE_TYPES",
+    "Family",
+    "Rendered",
+    "TemplateError",
+    "families",
+    "render",
+]
+
+TEMPLATES_FILE = "templates.json"
+
+#: What a family may be built to teach (None: nothing in particular).
+HARD_NEGATIVE_TYPES: tuple[str, ...] = ("type1", "type2-rrn-frn", "type2-card-account")
+
+#: The pairs of labels each type-2 family must hold.
+TYPE2_PAIRS: dict[str, tuple[str, str]] = {
+    "type2-rrn-frn": ("RRN", "FRN"),
+    "type2-card-account": ("CARD_NUMBER", "ACCOUNT_NUMBER"),
+}
+
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_SLOT = re.compile(r"^(?P<label>[A-Z][A-Z_]*?)(?:_(?P<n>[0-9]+))?$")
+
+
+class TemplateError(ValueError):
+    """The templates file is malformed (names the family and the problem)."""
+
+
+# --------------------------------------------------------------------------------
+# Decoys (label O)
+# --------------------------------------------------------------------------------
+
+
+def _digits(rng: random.Random, n: int) -> str:
+    return "".join(str(rng.randrange(10)) for _ in range(n))
+
+
+def _decoy(kind: str, rng: random.Random, language: str) -> str:
+    if kind == "AMOUNT":
+        if language == "ko":
+            return f"{rng.randrange(1, 9000) * 1000:,}원"
+        return f"${rng.randrange(5, 9000):,}.{rng.randrange(100):02d}"
+    if kind == "ORDER":
+        return f"ORD-{rng.randrange(2024, 2027)}{rng.randrange(1, 13):02d}-{_digits(rng, 5)}"
+    if kind == "PRODUCT":
+        return f"{rng.choice(('SKU', 'PRD', 'FX'))}-{rng.choice('ABCDEFGH')}{_digits(rng, 4)}"
+    if kind == "POLICY":  # identifies a contract, not a person: O (taxonomy, GENERIC_ID)
+        return f"{rng.choice(('POL', 'PL', 'LN'))}-{rng.randrange(2015, 2027)}-{_digits(rng, 6)}"
+    if kind == "APPROVAL":
+        return _digits(rng, 8)
+    if kind == "SWITCHBOARD":
+        if language == "ko":
+            return f"{rng.choice(('1588', '1544', '1566', '1600', '1899'))}-{_digits(rng, 4)}"
+        return f"1-800-{rng.randrange(200, 999)}-{_digits(rng, 4)}"
+    if kind == "BRANCH":
+        if language == "ko":
+            branch = rng.choice(("강남", "여의도", "종로", "서면", "판교"))
+            return f"{branch}지점({_digits(rng, 3)})"
+        return f"branch {_digits(rng, 4)}"
+    if kind == "RATE":
+        return f"연 {rng.randrange(2, 15)}.{rng.randrange(100):02d}%"
+    raise TemplateError(f"unknown decoy kind {kind}")
+
+
+#: The decoy kinds a template may name as ``{@KIND}``.
+DECOY_KINDS: tuple[str, ...] = ("AMOUNT", "ORDER", "PRODUCT", "POLICY", "APPROVAL",
+                                "SWITCHBOARD", "BRANCH", "RATE")
+
+
+# --------------------------------------------------------------------------------
+# Families
+# --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One piece of a compiled template: text, a slot or a decoy."""
+
+    kind: str  # "text" | "slot" | "decoy"
+    text: str = ""
+    label: str = ""
+    reuse: int | None = None  # n of {LABEL_n}; None for a fresh value
+
+
+@dataclass(frozen=True)
+class Family:
+    """A template family: the cluster of the rows it makes."""
+
+    id: str
+    domain: str
+    language: str
+    hard_negative: str | None
+    weight: float
+    templates: tuple[tuple[Piece, ...], ...]
+
+    @property
+    def labels(self) -> frozenset[str]:
+        """Every label some template of the family holds."""
+        return frozenset(p.label for t in self.templates for p in t if p.kind == "slot")
+
+
+def _compile(text: str, family: str, labels: tuple[str, ...]) -> tuple[Piece, ...]:
+    pieces: list[Piece] = []
+    position = 0
+    for match in _BRACES.finditer(text):
+        if match.start() > position:
+            pieces.append(Piece("text", text=text[position:match.start()]))
+        body = match.group(1)
+        if body.startswith("@"):
+            if body[1:] not in DECOY_KINDS:
+                raise TemplateError(f"family {family}: unknown decoy kind {body[1:]}")
+            pieces.append(Piece("decoy", label=body[1:]))
+        else:
+            slot = _SLOT.match(body)
+            if slot is None or slot.group("label") not in labels:
+                raise TemplateError(f"family {family}: a slot names no finance label")
+            n = slot.group("n")
+            pieces.append(Piece("slot", label=slot.group("label"),
+                                reuse=int(n) if n is not None else None))
+        position = match.end()
+    if position < len(text):
+        pieces.append(Piece("text", text=text[position:]))
+    return tuple(pieces)
+
+
+@functools.cache
+def families() -> tuple[Family, ...]:
+    """The families of ``templates.json``, in file order (checked as they load)."""
+    from piilab.taxonomy import finance_labels
+
+    labels = finance_labels()
+    data = json.loads(resources.files("piilab.finance").joinpath(TEMPLATES_FILE)
+                      .read_text(encoding="utf-8"))
+    out: list[Family] = []
+    for entry in data["families"]:
+        fid = entry["id"]
+        if entry["language"] not in ("ko", "en"):
+            raise TemplateError(f"family {fid}: language must be ko or en")
+        if entry["hard_negative"] not in (None, *HARD_NEGATIVE_TYPES):
+            raise TemplateError(f"family {fid}: unknown hard_negative type")
+        family = Family(fid, entry["domain"], entry["language"], entry["hard_negative"],
+                        float(entry.get("weight", 1)),
+                        tuple(_compile(t, fid, labels) for t in entry["templates"]))
+        pair = TYPE2_PAIRS.get(family.hard_negative or "")
+        for template in family.templates:
+            held = {p.label for p in template if p.kind == "slot"}
+            if pair and not set(pair) <= held:
+                raise TemplateError(f"family {fid}: a type-2 template lacks one label of its pair")
+            if "CVC" in held and "CARD_NUMBER" not in held:
+                raise TemplateError(f"family {fid}: a CVC without a card number")
+        out.append(family)
+    if len({f.id for f in out}) != len(out):
+        raise TemplateError("two families share an id")
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered template: the text and its labelled spans ``(start, end, label)``."""
+
+    text: str
+    spans: tuple[tuple[int, int, str], ...]
+
+
+def render(family: Family, rng: random.Random, split: str) -> Rendered:
+    """Render one template of `family` with fresh values from `split`'s pool.
+
+    Every value of the row is distinct (normalized), so a span's text names one
+    value; a type-2 card/account row draws one shared shape for both numbers.
+    """
+    template = rng.choice(family.templates)
+    ctx: dict = {}
+    if family.hard_negative == "type2-card-account":
+        ctx["shape"] = rng.choice(V.SHARED_SHAPES)
+    reused: dict[tuple[str, int], str] = {}
+    taken: set[str] = set()
+    pieces: list[str] = []
+    spans: list[tuple[int, int, str]] = []
+    cursor = 0
+    for piece in template:
+        if piece.kind == "text":
+            text = piece.text
+        elif piece.kind == "decoy":
+            text = _decoy(piece.label, rng, family.language)
+        else:
+            key = (piece.label, piece.reuse) if piece.reuse is not None else None
+            if key is not None and key in reused:
+                text = reused[key]
+            else:
+                text = V.draw(piece.label, rng, family.language, split, ctx, avoid=taken)
+                taken.add(V.normalize_value(text))
+                if key is not None:
+                    reused[key] = text
+            spans.append((cursor, cursor + len(text), piece.label))
+        pieces.append(text)
+        cursor += len(text)
+    return Rendered("".join(pieces), tuple(spans))
+

@@ -1,0 +1,480 @@
+"""`piilab finance verify DIR`: prove a build's rules again, with code of its own.
+
+Chapter 09 teaches this module. The builder checks its rows as it makes them;
+a check written by the same hand with the same helpers would repeat the same
+mistakes. So this module shares no rule with the builder: check digits, Luhn,
+the token offsets, the BIOES decoding, the placeholder numbering, the value
+normalization, the MD5 partition and the card's statistics are written again
+here, directly from SPEC section 10 and the card, and run over every row of
+the output. Only the o200k vocabulary (`bpe-openai`), the taxonomy file and
+the card's Markdown layout (`piilab.finance.card.render_card`, given the
+statistics counted here) are shared.
+
+The checks (`CHECKS`), each counted as rows or values checked and failed:
+
+* ``files``: every file is there; ``schema``: the 9 columns in order with
+  their types, ``split`` matching the file, ``uid`` unique and of the form
+  ``source/language/split/cluster/number``; ``parquet``: the Parquet schema
+  and rows equal the JSONL rows;
+* ``spans``: ``privacy_mask`` sorted, disjoint, inside the text, values equal
+  to the text, labels from the taxonomy; ``masked_text``: the placeholders;
+* ``tokens``: the tokens spell the text's bytes and are exactly the o200k
+  tokens of the text; ``round_trip``: ``token_classes`` are well-formed BIOES
+  tags of the 73 classes and decode to exactly the spans;
+* one check per invalidation rule (RRN, FRN, CARD_NUMBER, EMAIL, PHONE,
+  DRIVER_LICENSE, PASSPORT, CVC), and the **RRN/FRN audit**: every
+  registration-number-shaped string in any text is a labelled RRN or FRN
+  whose label agrees with its gender digit, whose date is a calendar date
+  and which fails both check-digit rules; every card-shaped string fails Luhn;
+* ``pools``: each value's MD5 partition is its split and the splits' value
+  sets are disjoint; ``en_share``: 20-30 % per split;
+* ``card``: ``README.md`` equals the card rendered from statistics counted
+  here, and ``build_report.json`` agrees with the rows.
+
+Failures are reported as counts and row uids (which hold no values), never
+as text.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import itertools
+import json
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CHECKS", "VerifyReport", "verify_build", "verify_rows"]
+
+SPLITS = ("train", "validation")
+COLUMNS = ("source_text", "masked_text", "privacy_mask", "language", "split", "uid",
+           "source_dataset", "tokens", "token_classes")
+SOURCES = ("course-ko", "course-en", "domain")
+EN_BAND = (0.20, 0.30)
+#: Pool shares: the first 20 % of the MD5 range is validation (SPEC section 10).
+VALIDATION_EDGE = 0.2
+
+CHECKS: tuple[str, ...] = (
+    "files", "schema", "parquet", "spans", "masked_text", "tokens", "round_trip",
+    "RRN", "FRN", "CARD_NUMBER", "EMAIL", "PHONE", "DRIVER_LICENSE", "PASSPORT", "CVC",
+    "rrn_frn_audit", "card_shaped_audit", "pools", "en_share", "card",
+)
+
+# --------------------------------------------------------------------------------
+# The rules, written again
+# --------------------------------------------------------------------------------
+
+_REG_WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
+
+
+def _weighted(digits: str) -> int:
+    return sum(int(d) * w for d, w in zip(digits[:12], _REG_WEIGHTS, strict=True))
+
+
+def rrn_passes(digits13: str) -> bool:
+    """The resident-registration check: last digit = (11 - S mod 11) mod 10."""
+    return (11 - _weighted(digits13) % 11) % 10 == int(digits13[12])
+
+
+def frn_passes(digits13: str) -> bool:
+    """The pre-2020.10 foreign-registration check: last digit = (13 - S mod 11) mod 10."""
+    return (13 - _weighted(digits13) % 11) % 10 == int(digits13[12])
+
+
+def luhn_passes(digits: str) -> bool:
+    """Luhn: from the right, every second digit doubled (its digit sum), total = 0 mod 10."""
+    total = 0
+    for position, ch in enumerate(digits[::-1]):
+        value = int(ch) * (2 if position % 2 else 1)
+        total += value // 10 + value % 10
+    return total % 10 == 0
+
+
+def _only_digits(value: str) -> str:
+    return re.sub(r"[^0-9]", "", value)
+
+
+_RESERVED_DOMAINS = ("example.com", "example.net", "example.org")
+_KO_AREA = ("02", "031", "032", "033", "041", "042", "043", "044", "051", "052", "053", "054",
+            "055", "061", "062", "063", "064", "070", "010", "011", "016", "017", "018", "019")
+_KO_ASSIGNED_LICENCE = {*range(11, 27), 28}
+#: US states, DC, territories and military mail codes (the assigned licence regions).
+_US_CODES = frozenset({
+    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA",
+    "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ",
+    "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT",
+    "VA", "WA", "WV", "WI", "WY", "DC", "AS", "GU", "MP", "PR", "VI", "UM", "AA", "AE", "AP",
+    "FM", "MH", "PW",
+})
+_UNISSUED_PASSPORT = ("Q", "X", "Z")
+
+
+def _phone_ok(value: str, language: str) -> bool:
+    digits = _only_digits(value)
+    if language == "en":
+        if len(digits) == 11 and digits[0] == "1":
+            digits = digits[1:]
+        return len(digits) == 10 and digits[3:6] == "555" and digits[6:8] == "01"
+    groups = re.split(r"[-. ]", value)
+    if len(groups) == 3 and groups[0] in _KO_AREA:
+        return groups[1][:1] in ("0", "1")
+    for area in sorted(_KO_AREA, key=len, reverse=True):  # unseparated: longest area first
+        if digits.startswith(area):
+            return digits[len(area):len(area) + 1] in ("0", "1")
+    return False
+
+
+def _licence_ok(value: str, language: str) -> bool:
+    if language == "ko":
+        match = re.fullmatch(r"([0-9]{2})-[0-9]{2}-[0-9]{6}-[0-9]{2}", value)
+        return bool(match) and int(match.group(1)) not in _KO_ASSIGNED_LICENCE
+    match = re.fullmatch(r"([A-Z]{2})-[0-9]{7}", value)
+    return bool(match) and match.group(1) not in _US_CODES
+
+
+def _registration_ok(value: str, label: str) -> bool:
+    digits = _only_digits(value)
+    if len(digits) != 13:
+        return False
+    gender = digits[6]
+    if (label == "RRN") != (gender in "1234") or gender not in "12345678":
+        return False
+    century = 1900 if gender in "1256" else 2000
+    try:
+        _dt.date(century + int(digits[:2]), int(digits[2:4]), int(digits[4:6]))
+    except ValueError:
+        return False
+    return not rrn_passes(digits) and not frn_passes(digits)
+
+
+# --------------------------------------------------------------------------------
+# Tokens, offsets, tags: written again
+# --------------------------------------------------------------------------------
+
+
+def _byte_alphabet() -> dict[str, int]:
+    printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
+    others = [b for b in range(256) if b not in printable]
+    table = {chr(b): b for b in printable}
+    table.update({chr(256 + i): b for i, b in enumerate(others)})
+    return table
+
+
+_ALPHABET = _byte_alphabet()
+
+
+def _offsets(text: str, tokens: Sequence[str]) -> list[tuple[int, int]] | None:
+    """Character offsets of spelled tokens (whitespace trimmed unless all whitespace)."""
+    starts: list[int] = []  # the byte offset where each character starts
+    position = 0
+    for ch in text:
+        starts.append(position)
+        position += len(ch.encode("utf-8"))
+    total = position
+    out = []
+    position = 0
+    for token in tokens:
+        if any(ch not in _ALPHABET for ch in token) or not token:
+            return None
+        first, last = position, position + len(token) - 1
+        position += len(token)
+        if last >= total:
+            return None
+        # The characters holding the first and the last byte.
+        lo = _bisect(starts, first)
+        hi = _bisect(starts, last) + 1
+        while lo < hi and text[lo].isspace() and not text[lo:hi].isspace():
+            lo += 1
+        while hi > lo and text[hi - 1].isspace() and not text[lo:hi].isspace():
+            hi -= 1
+        out.append((lo, hi))
+    return out if position == total else None
+
+
+def _bisect(starts: Sequence[int], byte: int) -> int:
+    lo, hi = 0, len(starts)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if starts[mid] <= byte:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _decode_strict(offsets: Sequence[tuple[int, int]], tags: Sequence[str]
+                   ) -> list[tuple[int, int, str]] | None:
+    """Spans of a well-formed BIOES sequence; None if it is ill-formed."""
+    spans: list[tuple[int, int, str]] = []
+    open_label, open_start = None, 0
+    for (start, end), tag in zip(offsets, tags, strict=True):
+        prefix, _, label = tag.partition("-")
+        if tag == "O":
+            if open_label is not None:
+                return None
+        elif prefix == "S" and open_label is None:
+            spans.append((start, end, label))
+        elif prefix == "B" and open_label is None:
+            open_label, open_start = label, start
+        elif prefix == "I" and open_label == label:
+            pass
+        elif prefix == "E" and open_label == label:
+            spans.append((open_start, end, label))
+            open_label = None
+        else:
+            return None
+    return spans if open_label is None else None
+
+
+def _expected_masked(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
+    present = set(re.findall(r"\[[A-Z_]+_[0-9]+\]", text))
+    counter: Counter = Counter()
+    names: dict[tuple[str, str], str] = {}
+    out, cursor = [], 0
+    for start, end, label in spans:
+        key = (label, text[start:end])
+        if key not in names:
+            counter[label] += 1
+            while f"[{label}_{counter[label]}]" in present:
+                counter[label] += 1
+            names[key] = f"[{label}_{counter[label]}]"
+        out += [text[cursor:start], names[key]]
+        cursor = end
+    return "".join(out) + text[cursor:]
+
+
+def _normalized(value: str) -> str:
+    return re.sub(r"[ \-./()+,:_]", "", unicodedata.normalize("NFC", value).casefold())
+
+
+def _pool_of(value: str) -> str:
+    digest = hashlib.md5(_normalized(value).encode("utf-8"), usedforsecurity=False).digest()
+    return "validation" if int.from_bytes(digest[:4], "big") / 2**32 < VALIDATION_EDGE else "train"
+
+
+# --------------------------------------------------------------------------------
+# Running the checks
+# --------------------------------------------------------------------------------
+
+
+@dataclass
+class VerifyReport:
+    """Per check: how many rows or values were checked and failed, and a few failing uids."""
+
+    checked: Counter = field(default_factory=Counter)
+    failed: Counter = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def count(self, check: str, ok: bool, uid: str = "") -> None:
+        self.checked[check] += 1
+        if not ok:
+            self.failed[check] += 1
+            shown = self.examples.setdefault(check, [])
+            if uid and len(shown) < 5:
+                shown.append(uid)
+
+    @property
+    def ok(self) -> bool:
+        return not sum(self.failed.values()) and self.checked["files"] > 0
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        return {c: {"checked": self.checked[c], "failed": self.failed[c]} for c in CHECKS}
+
+
+_RRN_SHAPE = re.compile(r"(?<![0-9-])[0-9]{6}-?[0-9]{7}(?![0-9])")
+_CARD_SHAPE = re.compile(r"(?<![0-9])(?:[0-9]{4}([- ]?)[0-9]{4}\1[0-9]{4}\1[0-9]{4}"
+                         r"|[0-9]{4}[- ][0-9]{6}[- ][0-9]{5})(?![0-9])")
+_UID = re.compile(r"([a-z-]+)/(ko|en)/(train|validation)/([^/]+)/([0-9]{6})")
+
+
+def _check_schema(row: Any, split: str, report: VerifyReport) -> bool:
+    uid = row.get("uid", "") if isinstance(row, dict) else ""
+    ok = isinstance(row, dict) and tuple(row) == COLUMNS
+    if ok:
+        ok = (all(isinstance(row[c], str) for c in COLUMNS
+                  if c not in ("privacy_mask", "tokens", "token_classes"))
+              and isinstance(row["tokens"], list) and all(isinstance(t, str) for t in row["tokens"])
+              and isinstance(row["token_classes"], list)
+              and all(isinstance(t, str) for t in row["token_classes"])
+              and isinstance(row["privacy_mask"], list)
+              and all(isinstance(e, dict) and tuple(e) == ("label", "start", "end", "value")
+                      and isinstance(e["label"], str) and isinstance(e["value"], str)
+                      and type(e["start"]) is int and type(e["end"]) is int
+                      for e in row["privacy_mask"])
+              and row["split"] == split and row["language"] in ("ko", "en")
+              and row["source_dataset"] in SOURCES)
+        match = _UID.fullmatch(row["uid"]) if ok else None
+        ok = ok and match is not None and match.group(1) == row["source_dataset"] \
+            and match.group(2) == row["language"] and match.group(3) == split
+    report.count("schema", ok, uid)
+    return ok
+
+
+def _check_row(row: dict, labels: Sequence[str], classes: frozenset[str],
+               report: VerifyReport, encode) -> None:
+    uid, text = row["uid"], row["source_text"]
+    spans = [(e["start"], e["end"], e["label"]) for e in row["privacy_mask"]]
+    sound = (spans == sorted(spans)
+             and all(0 <= s < e <= len(text) for s, e, _ in spans)
+             and all(b[0] >= a[1] for a, b in itertools.pairwise(spans))
+             and all(lab in labels for _, _, lab in spans)
+             and all(text[e["start"]:e["end"]] == e["value"] for e in row["privacy_mask"]))
+    report.count("spans", sound, uid)
+    report.count("masked_text", sound and row["masked_text"] == _expected_masked(text, spans), uid)
+
+    offsets = _offsets(text, row["tokens"])
+    spelled = offsets is not None and bytes(
+        _ALPHABET[ch] for t in row["tokens"] for ch in t) == text.encode("utf-8")
+    report.count("tokens", spelled and encode(text) == row["tokens"], uid)
+    tags = row["token_classes"]
+    decoded = (_decode_strict(offsets, tags)
+               if offsets is not None and len(tags) == len(offsets) and set(tags) <= classes
+               else None)
+    report.count("round_trip", decoded is not None and decoded == spans, uid)
+
+    language = row["language"]
+    card_values = [e["value"] for e in row["privacy_mask"] if e["label"] == "CARD_NUMBER"]
+    for entry in row["privacy_mask"]:
+        label, value = entry["label"], entry["value"]
+        if label in ("RRN", "FRN"):
+            report.count(label, _registration_ok(value, label), uid)
+        elif label == "CARD_NUMBER":
+            digits = _only_digits(value)
+            report.count(label, len(digits) >= 13 and not luhn_passes(digits), uid)
+        elif label == "EMAIL":
+            report.count(label, value.rpartition("@")[2].lower() in _RESERVED_DOMAINS, uid)
+        elif label == "PHONE":
+            report.count(label, _phone_ok(value, language), uid)
+        elif label == "DRIVER_LICENSE":
+            report.count(label, _licence_ok(value, language), uid)
+        elif label == "PASSPORT":
+            report.count(label, value[:1] in _UNISSUED_PASSPORT and value[1:].isdigit(), uid)
+        elif label == "CVC":
+            report.count(label, any(len(_only_digits(c)) >= 13 and not luhn_passes(
+                _only_digits(c)) for c in card_values), uid)
+
+    labelled = {(s, e): lab for s, e, lab in spans}
+    for match in _RRN_SHAPE.finditer(text):
+        label = labelled.get((match.start(), match.end()))
+        report.count("rrn_frn_audit", label in ("RRN", "FRN")
+                     and _registration_ok(match.group(), label), uid)
+    for match in _CARD_SHAPE.finditer(text):
+        report.count("card_shaped_audit", not luhn_passes(_only_digits(match.group())), uid)
+
+
+def _count_stats(rows_by_split: Mapping[str, Sequence[dict]], labels: Sequence[str]
+                 ) -> dict[str, Any]:
+    """The card's statistics, counted here (the layout of `piilab.finance.card.row_stats`)."""
+    families = json.loads((Path(__file__).with_name("templates.json")).read_text("utf-8"))
+    hard = {f["id"]: f["hard_negative"] for f in families["families"]}
+    splits = list(rows_by_split)
+    stats: dict[str, Any] = {"splits": {}, "labels": {lab: dict.fromkeys(splits, 0)
+                                                      for lab in labels},
+                             "sources": {}, "hard_negatives": {}, "pools": {}}
+    pools = {}
+    for split in splits:
+        rows = rows_by_split[split]
+        languages = Counter(r["language"] for r in rows)
+        stats["splits"][split] = {"rows": len(rows), "ko": languages["ko"],
+                                  "en": languages["en"]}
+        pools[split] = {_normalized(e["value"]) for r in rows for e in r["privacy_mask"]}
+        stats["pools"][split] = len(pools[split])
+        for row in rows:
+            stats["sources"].setdefault(row["source_dataset"], dict.fromkeys(splits, 0))[split] += 1
+            kind = hard.get(row["uid"].split("/")[3]) if row["source_dataset"] == "domain" else None
+            if kind:
+                stats["hard_negatives"].setdefault(kind, dict.fromkeys(splits, 0))[split] += 1
+            for entry in row["privacy_mask"]:
+                stats["labels"][entry["label"]][split] += 1
+    stats["pools_shared"] = sum(len(pools[a] & pools[b])
+                                for a, b in itertools.combinations(splits, 2))
+    stats["families"] = len(families["families"])
+    return stats
+
+
+def verify_rows(rows_by_split: Mapping[str, Sequence[dict]],
+                report: VerifyReport | None = None) -> VerifyReport:
+    """Every row check, the pools and the en share over rows already read."""
+    import bpe_openai
+
+    from piilab.taxonomy import finance_labels
+
+    report = report or VerifyReport()
+    labels = finance_labels()
+    classes = frozenset({"O", *(f"{p}-{lab}" for lab in labels for p in "BIES")})
+    encoding = bpe_openai.get_encoding("o200k_base")
+    symbol = {b: ch for ch, b in _ALPHABET.items()}
+
+    def spelled_tokens(text: str) -> list[str]:
+        return ["".join(symbol[b] for b in encoding.decode_single_token_bytes(i))
+                for i in encoding.encode_ordinary(text)]
+
+    seen: set[str] = set()
+    pools: dict[str, set[str]] = {}
+    for split, rows in rows_by_split.items():
+        pools[split] = set()
+        for row in rows:
+            if not _check_schema(row, split, report):
+                continue
+            report.count("schema", row["uid"] not in seen, row["uid"])
+            seen.add(row["uid"])
+            _check_row(row, labels, classes, report, spelled_tokens)
+            for entry in row["privacy_mask"]:
+                pools[split].add(_normalized(entry["value"]))
+                report.count("pools", _pool_of(entry["value"]) == split, row["uid"])
+        en = sum(r.get("language") == "en" for r in rows)
+        report.count("en_share", bool(rows) and EN_BAND[0] <= en / len(rows) <= EN_BAND[1])
+    for a, b in itertools.combinations(sorted(pools), 2):
+        report.count("pools", not pools[a] & pools[b])
+    return report
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def verify_build(out_dir: str | Path) -> VerifyReport:
+    """Run every check (`CHECKS`) over the build in `out_dir`."""
+    from piilab.taxonomy import finance_labels
+
+    out = Path(out_dir)
+    report = VerifyReport()
+    names = [f"{s}.{ext}" for s in SPLITS for ext in ("jsonl", "parquet")]
+    names += ["build_report.json", "README.md"]
+    present = {name: (out / name).is_file() for name in names}
+    for name in names:
+        report.count("files", present[name], name)
+    if not all(present.values()):
+        return report
+    rows_by_split = {split: _read_jsonl(out / f"{split}.jsonl") for split in SPLITS}
+    verify_rows(rows_by_split, report)
+
+    import pyarrow.parquet as pq
+
+    from piilab.finance.build import arrow_schema
+
+    for split in SPLITS:
+        table = pq.read_table(out / f"{split}.parquet")
+        report.count("parquet", table.schema.equals(arrow_schema())
+                     and table.to_pylist() == rows_by_split[split], split)
+
+    from piilab.finance.card import render_card
+
+    build_report = json.loads((out / "build_report.json").read_text(encoding="utf-8"))
+    total = sum(len(rows) for rows in rows_by_split.values())
+    report.count("card", build_report.get("rows") == total, "build_report.json")
+    try:
+        stats = _count_stats(rows_by_split, finance_labels())
+        card = render_card(stats, build_report)
+        report.count("card", stats["pools_shared"] == 0, "README.md")
+    except (KeyError, TypeError, ValueError):
+        card = None
+    report.count("card", card is not None
+                 and (out / "README.md").read_text(encoding="utf-8") == card, "README.md")
+    return report
