@@ -47,7 +47,7 @@ def _solution_prompts(app: Any, doctree: nodes.document) -> None:
     for node in doctree.findall(nodes.container):
         if node.get("nb_element") != "cell_code" or not node.get("hide_mode"):
             continue
-        sources = [n for n in node.findall(nodes.literal_block)]
+        sources = list(node.findall(nodes.literal_block))
         if sources and _SOLUTION.match(sources[0].astext()):
             node["prompt_show"], node["prompt_hide"] = show, hide
 
