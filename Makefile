@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
-EXTRAS ?= test,book,bench,train,finance,lite
+EXTRAS ?= test,book,bench,train,finance,lite,wide
 STAMP  := $(VENV)/.stamp-install
 
 .PHONY: help venv install data model verify lint test test-fast book notebooks clean

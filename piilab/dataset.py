@@ -366,6 +366,10 @@ def verify_dataset(data_dir: str | os.PathLike) -> VerifyReport:
                 continue
             if r["split"] != split:
                 problems.append(f"{where}: field 'split' is not '{split}'")
+            if manifest.get("profile") == "wide":
+                from piilab.safety import safety_problems
+
+                problems.extend(safety_problems(r, where=where))
             if r["id"] in first_seen:
                 problems.append(f"{where}: duplicate id (first at {first_seen[r['id']]})")
             first_seen.setdefault(r["id"], where)

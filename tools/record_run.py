@@ -6,6 +6,10 @@
     .venv/bin/python tools/record_run.py --config configs/train_smollm2_cpu.json \\
         --from-run runs/smollm2-lora --n-eval 100 --holdout \\
         --save-adapter results/adapters/smollm2-135m-lora
+    # the wide run of chapter 07: course test, holdout and the wide test split
+    .venv/bin/python tools/record_run.py --config configs/train_smollm2_wide_cpu.json \\
+        --from-run runs/smollm2-lora-wide --n-eval 100 --holdout --wide runs/wide \\
+        --save-adapter results/adapters/smollm2-135m-lora-wide
     # a base model with no training at all (zero-shot, full system prompt)
     .venv/bin/python tools/record_run.py --zero-shot smollm2-135m --n-eval 100 --holdout
 
@@ -128,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=16, help="generation batch size")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
     parser.add_argument("--save-adapter", help="copy the adapter here (fp16) and hash it")
+    parser.add_argument("--wide", metavar="DIR",
+                        help="also evaluate the test split of a wide corpus (piilab generate "
+                             "--profile wide), verified against its manifest")
+    parser.add_argument("--n-wide", type=int, default=200,
+                        help="wide test documents (default 200)")
     parser.add_argument("--data-dir", default="data")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
@@ -236,6 +245,20 @@ def main(argv: list[str] | None = None) -> int:
         block, hmetrics = evaluate_split(model, tokenizer, holdout,
                                          Path(run_dir) / "predictions_holdout.jsonl", args)
         row["holdout"] = {"eval": {"split": "holdout", **block}, "metrics": hmetrics}
+    if args.wide:
+        wide_manifest = Path(args.wide) / "manifest.json"
+        if not verify_dataset(args.wide).ok or \
+                json.loads(wide_manifest.read_text()).get("profile") != "wide":
+            print(f"{args.wide}: not a wide corpus matching its manifest", file=sys.stderr)
+            return 1
+        wide_test = load_dataset_dir(args.wide)["test"][: args.n_wide]
+        block, wmetrics = evaluate_split(model, tokenizer, wide_test,
+                                         Path(run_dir) / "predictions_wide_test.jsonl", args)
+        row["wide_test"] = {"eval": {"split": "wide test", **block}, "metrics": wmetrics,
+                            "data": {"generator_version": json.loads(wide_manifest.read_text())
+                                     ["generator_version"],
+                                     "manifest_sha256": hashlib.sha256(
+                                         wide_manifest.read_bytes()).hexdigest()}}
     if args.save_adapter:
         if config is None or config.method != "lora":
             parser.error("--save-adapter needs a LoRA run")
@@ -250,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{metrics['documents_leak_rate']:.3f} on {len(test)} documents")
     if args.holdout:
         line += f"; holdout F1 {row['holdout']['metrics']['entity']['f1']:.3f}"
+    if args.wide:
+        line += f"; wide test F1 {row['wide_test']['metrics']['entity']['f1']:.3f}"
     print(line)
     return 0
 

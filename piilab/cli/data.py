@@ -38,6 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generator seed (default 42)")
     p.add_argument("--scale", type=int, default=1, help="multiply every split size (benchmarks)")
+    p.add_argument("--profile", choices=("default", "wide"), default="default",
+                   help="default: the course corpus (2,200 records, generator 1.0.0); wide: the "
+                        "compositional training corpus of 18 genres (piilab.wide)")
+    p.add_argument("--records", type=int, default=None,
+                   help="wide profile: records in all (80/10/10 split; default 20000)")
     p.add_argument("--force", action="store_true",
                    help="replace a different dataset in --out (all four files or none)")
     p.set_defaults(func=cmd_generate)
@@ -72,9 +77,23 @@ class ProgressBar:
 def cmd_generate(args: argparse.Namespace) -> int:
     if args.scale < 1:
         raise CLIError("--scale must be at least 1")
-    with doing("cannot write"):
-        manifest = write_dataset(args.out, seed=args.seed, scale=args.scale, force=args.force,
-                                 progress=ProgressBar("generating"))
+    if args.profile == "wide":
+        from piilab.wide import DEFAULT_RECORDS, write_wide
+
+        if args.scale != 1:
+            raise CLIError("--scale is for the default profile; the wide one takes --records")
+        records = DEFAULT_RECORDS if args.records is None else args.records
+        if records < 10:
+            raise CLIError("--records must be at least 10")
+        with doing("cannot write"):
+            manifest = write_wide(args.out, records, seed=args.seed, force=args.force,
+                                  progress=ProgressBar("generating"))
+    elif args.records is not None:
+        raise CLIError("--records is for the wide profile (--profile wide)")
+    else:
+        with doing("cannot write"):
+            manifest = write_dataset(args.out, seed=args.seed, scale=args.scale,
+                                     force=args.force, progress=ProgressBar("generating"))
     for split, meta in manifest["splits"].items():
         print(f"{split:<11} {meta['records']:>6} records (ko {meta['ko']}, en {meta['en']})  "
               f"sha256 {meta['sha256'][:12]}…")
