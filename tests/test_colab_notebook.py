@@ -107,6 +107,9 @@ def test_papermill_runs_the_notebook_on_the_tiny_model(tmp_path, corpus, monkeyp
         parameters={"model_id": str(tiny), "max_steps": 3, "batch_size": 4,
                     "gradient_accumulation_steps": 1, "learning_rate": 0.003,
                     "max_train_records": 32, "data_dir": str(tmp_path / "data"),
+                    "wide_dir": str(tmp_path / "wide"), "wide_records": 200,
+                    "mix_dir": str(tmp_path / "mix"), "wide_train_records": 40,
+                    "course_train_records": 20,
                     "output_dir": str(out_dir), "n_eval": 6, "eval_batch_size": 6,
                     "max_new_tokens": 12, "track": True, "lang": "en"},
     )

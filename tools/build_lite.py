@@ -155,6 +155,12 @@ UNSUPPORTED = (
         "ja": ("matplotlib はブラウザ用のオフライン版がないため、実行しません。\n"
                "# 出力は本書のものです。"),
     }),
+    (re.compile(r"^\s*(?:import|from)\s+piilab\.wide\b", re.M), {
+        "en": "the wide corpus needs Faker, which the browser build does not carry: the output "
+              "is the book's.",
+        "ja": ("ワイドコーパスには Faker が必要ですが、ブラウザ版には含まれていないため、"
+               "実行しません。\n# 出力は本書のものです。"),
+    }),
     (re.compile(r"\bsubprocess\.(?:run|Popen|call|check_call|check_output)\b"), {
         "en": "a browser cannot start another Python process: the output is the book's.",
         "ja": ("ブラウザでは別の Python プロセスを起動できないため、実行しません。\n"
