@@ -145,15 +145,16 @@ def test_the_base_model_generates_offline_through_the_alias(smollm2):
 # --- the committed adapter ------------------------------------------------------------------
 
 
-def _lora_row():
+def _lora_row(name: str = "SmolLM2-135M + LoRA"):
     from piilab.course.results import latest_systems, read_runs
 
     systems = latest_systems(read_runs(REPO / "results" / "runs.jsonl"))
-    return systems["SmolLM2-135M + LoRA"]
+    return systems[name]
 
 
-def test_the_committed_adapter_matches_its_results_row():
-    row = _lora_row()
+@pytest.mark.parametrize("name", ["SmolLM2-135M + LoRA", "SmolLM2-135M + LoRA (wide)"])
+def test_the_committed_adapter_matches_its_results_row(name):
+    row = _lora_row(name)
     weights = REPO / row["adapter"]["path"]
     assert hashlib.sha256(weights.read_bytes()).hexdigest() == row["adapter"]["sha256"]
     assert weights.stat().st_size == row["adapter"]["bytes"] <= 10 * 2**20
@@ -163,6 +164,9 @@ def test_the_committed_adapter_matches_its_results_row():
     assert prompt == {"system_prompt": row["config"]["system_prompt"]}
     assert row["model"]["id"] == ALIAS and row["eval"]["documents"] == 400
     assert "holdout" in row and row["holdout"]["eval"]["documents"] == 100
+    if name.endswith("(wide)"):  # chapter 07 reads its wide test block too
+        assert row["wide_test"]["eval"]["documents"] == 200
+        assert row["config"]["init_adapter"] == "results/adapters/smollm2-135m-lora-stage2"
 
 
 @pytest.mark.slow
