@@ -47,9 +47,11 @@ def run_one(name: str, tmp: Path, splits, args) -> dict:
                          lora_dropout=0.0, track=False, progress=False)
     result = train(config, records=splits["train"][: args.records])
     texts = [r["source_text"] for r in splits["test"][: args.docs]]
-    generate(result.model, result.tokenizer, texts[:2], max_new_tokens=4)  # warm-up
+    setting = result.prompt_setting
+    generate(result.model, result.tokenizer, texts[:2], max_new_tokens=4,
+             system_prompt=setting)  # warm-up
     gen = generate(result.model, result.tokenizer, texts, batch_size=args.gen_batch_size,
-                   max_new_tokens=args.max_new_tokens)
+                   max_new_tokens=args.max_new_tokens, system_prompt=setting)
     m = result.metrics
     return {"model": name, "steps": int(m["global_step"]), "train_tokens": int(m["train_tokens"]),
             "train_s": m["train_wall_s"], "train_rate": m["train_tokens_per_s"],

@@ -46,7 +46,6 @@ name keeps the old name after substitution.)
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import random
 import re
@@ -54,16 +53,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from piilab import templates as T
-from piilab.generator import VALUE_GENERATORS, overlapping_occurrences
-from piilab.labels import LABEL_PRIORITY, LABELS, nfc
+from piilab.errors import PiilabError
+from piilab.generator import VALUE_GENERATORS
+from piilab.labels import nfc
 from piilab.matching import (
     PERSON_JOINERS,
+    PERSON_VARIANT_SIZES,
+    digit_groups,
     digit_sequence,
     find_occurrences,
     has_match,
     is_numeric_value,
     is_numeric_variant,
 )
+from piilab.pools import partition
+from piilab.records import entities_in_order, gold_problems, record_problems, target_tsv
+from piilab.safe_values import seeded_random
 from piilab.splits import DEFAULT_TARGETS
 
 __all__ = [
@@ -100,96 +105,24 @@ NEW_SEPARATORS: tuple[str, ...] = (" ", "-", ".", "")
 #: Tries to find a substitute that keeps the record valid, per value.
 MAX_TRIES = 20
 
-_HANGUL_NAME = re.compile(r"[가-힣]{2,6}")
-_GROUP_GAP = re.compile(r"[\s./-]+")
+_HANGUL = re.compile(r"[가-힣]+")
 
 
-class AugmentError(ValueError):
+class AugmentError(PiilabError):
     """Augmentation cannot proceed (names the record id and reason, never a value)."""
 
 
 def _rng(*parts: object) -> random.Random:
-    key = ":".join(str(p) for p in ("piilab-augment", *parts)).encode()
-    return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+    return seeded_random("piilab-augment", *parts)
 
 
 # --------------------------------------------------------------------------------
-# Gold checks: what every record (generated, augmented or hand-written) must satisfy.
+# Gold checks: what every record (generated, augmented or hand-written) must satisfy
+# lives in `piilab.records` (`gold_problems`, `target_tsv`, imported from there).
 # --------------------------------------------------------------------------------
 
-
-def ordered_entities(source: str, pairs: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
-    """Unique ``(type, value)`` pairs as entity dicts, in order of first literal occurrence.
-
-    Ties (one spelling with two types) follow the `LABELS` order, as in the
-    generator.
-
-    >>> ordered_entities("전화 010-0123-4567, 김가상", [("PERSON", "김가상"),
-    ...                                              ("PHONE", "010-0123-4567")])
-    [{'type': 'PHONE', 'value': '010-0123-4567'}, {'type': 'PERSON', 'value': '김가상'}]
-    """
-    unique = list(dict.fromkeys(pairs))
-    unique.sort(key=lambda p: (source.find(p[1]), LABEL_PRIORITY[p[0]]))
-    return [{"type": label, "value": value} for label, value in unique]
-
-
-def target_tsv(entities: Sequence[Mapping[str, str]]) -> str:
-    """The training target: ``TYPE<TAB>VALUE`` lines, ``""`` for a negative document."""
-    return "\n".join(f"{e['type']}\t{e['value']}" for e in entities)
-
-
-def gold_problems(record: Mapping) -> list[str]:
-    """Everything wrong with a record's gold annotation (empty list: valid).
-
-    Checks: every entity has a label from `LABELS` and a nonempty, trimmed,
-    NFC value; pairs are unique; each value occurs literally in the source
-    (within numeric boundaries); entities are in order of first literal
-    occurrence; no two gold occurrences (literal or variant) partly overlap;
-    ``target_tsv`` is the entity list written as ``TYPE<TAB>VALUE`` lines.
-    Messages name the record id, the field and the label, never a value.
-
-    >>> gold_problems({"id": "r1", "source_text": "김가상 님", "target_tsv": "PERSON\\t김가상",
-    ...                "entities": [{"type": "PERSON", "value": "김가상"}]})
-    []
-    """
-    rid = record.get("id", "?")
-    source = record.get("source_text")
-    entities = record.get("entities")
-    if not isinstance(source, str) or not isinstance(entities, list):
-        return [f"record {rid}: fields 'source_text' and 'entities' must be a string and a list"]
-    problems: list[str] = []
-    if source != nfc(source):
-        problems.append(f"record {rid}: field 'source_text' is not NFC-normalized")
-    pairs: list[tuple[str, str]] = []
-    for i, ent in enumerate(entities):
-        where = f"record {rid}: entities[{i}]"
-        if not (isinstance(ent, Mapping) and set(ent) == {"type", "value"}
-                and isinstance(ent["type"], str) and isinstance(ent["value"], str)):
-            problems.append(f"{where} must be an object with string 'type' and 'value'")
-            continue
-        label, value = ent["type"], ent["value"]
-        if label not in LABELS:
-            problems.append(f"{where} has a type outside LABELS")
-            continue
-        if not value or value != value.strip() or value != nfc(value):
-            problems.append(f"{where} ({label}) value is empty, untrimmed or not NFC")
-            continue
-        if (label, value) in pairs:
-            problems.append(f"{where} ({label}) repeats an earlier pair")
-            continue
-        if not any(o.literal for o in find_occurrences(source, label, value)):
-            problems.append(f"{where} ({label}) does not occur literally in source_text")
-            continue
-        pairs.append((label, value))
-    if problems:
-        return problems
-    if ordered_entities(source, pairs) != list(entities):
-        problems.append(f"record {rid}: field 'entities' is not in order of first occurrence")
-    if overlapping_occurrences(source, entities):
-        problems.append(f"record {rid}: two gold occurrences partly overlap")
-    if record.get("target_tsv") != target_tsv(entities):
-        problems.append(f"record {rid}: field 'target_tsv' does not match 'entities'")
-    return problems
+#: The entity-order rule, under its old name (`piilab.records.entities_in_order`).
+ordered_entities = entities_in_order
 
 
 # --------------------------------------------------------------------------------
@@ -226,15 +159,7 @@ def value_split(value: str, fractions: Mapping[str, float] = DEFAULT_TARGETS) ->
     total = float(sum(fractions.values()))
     if total <= 0 or any(w < 0 for w in fractions.values()):
         raise AugmentError("pool fractions must be non-negative and not all zero")
-    digest = hashlib.sha256(("piilab-pool:" + pool_key(value)).encode()).digest()
-    point = int.from_bytes(digest[:8], "big") / 2**64 * total
-    upper = 0.0
-    name = next(iter(fractions))
-    for name, weight in fractions.items():
-        upper += weight
-        if point < upper:
-            return name
-    return name  # rounding at the very top: the last split
+    return partition(pool_key(value), fractions, digest="sha256", salt="piilab-pool:")
 
 
 @dataclass(frozen=True)
@@ -331,9 +256,10 @@ def _respell(label: str, old: str, new: str, text: str) -> str | None:
         for joiner in PERSON_JOINERS:
             if joiner.join(_compact(old)) == text:
                 # The new name must have variants too, or this mention would not match it.
-                return joiner.join(_compact(new)) if 2 <= len(_compact(new)) <= 6 else None
+                fits = len(_compact(new)) in PERSON_VARIANT_SIZES
+                return joiner.join(_compact(new)) if fits else None
     if is_numeric_value(old) and is_numeric_variant(text):
-        digits = iter(re.sub(r"[^0-9]", "", new))
+        digits = iter(digit_sequence(new))
         try:
             return re.sub(r"[0-9]", lambda _: next(digits), text)
         except StopIteration:
@@ -401,7 +327,7 @@ def _substitute(source: str, pairs: Pairs, language: str, pool: ValuePool,
 
 def _spaced_name(source: str, pairs: Pairs, rng: random.Random) -> tuple[str, Pairs] | None:
     names = [(i, v) for i, (label, v) in enumerate(pairs)
-             if label == "PERSON" and _HANGUL_NAME.fullmatch(v)]
+             if label == "PERSON" and _HANGUL.fullmatch(v) and len(v) in PERSON_VARIANT_SIZES]
     if not names:
         return None
     index, name = rng.choice(names)
@@ -421,11 +347,11 @@ def _spaced_name(source: str, pairs: Pairs, rng: random.Random) -> tuple[str, Pa
 def _separator(source: str, pairs: Pairs, rng: random.Random) -> tuple[str, Pairs, str] | None:
     # Values like 010-0123-4567: digit groups joined by separators (a digit run).
     numeric = [(i, label, v) for i, (label, v) in enumerate(pairs)
-               if is_numeric_variant(v) and len(_GROUP_GAP.split(v)) >= 2]
+               if is_numeric_variant(v) and len(digit_groups(v)) >= 2]
     if not numeric:
         return None
     index, label, old = rng.choice(numeric)
-    groups = _GROUP_GAP.split(old)
+    groups = digit_groups(old)
     options = [sep.join(groups) for sep in NEW_SEPARATORS if sep.join(groups) != old]
     new = rng.choice(options)
     if any(v == new for _, v in pairs):
@@ -467,12 +393,14 @@ def _check_operations(operations: Sequence[str]) -> None:
 
 
 def _check_input(record: Mapping) -> None:
-    problems = gold_problems(record)
+    problems = record_problems(record, required=_AUGMENTED_FIELDS, gold=True)
     if problems:
         raise AugmentError(f"cannot augment a record with invalid gold: {problems[0]}"
                            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    if record.get("language") not in ("ko", "en"):
-        raise AugmentError(f"record {record.get('id', '?')}: field 'language' must be ko or en")
+
+
+#: What augmentation reads of a record (besides copying the rest).
+_AUGMENTED_FIELDS: Mapping[str, type] = {"source_text": str, "entities": list, "language": str}
 
 
 def _augment(record: Mapping, rng: random.Random, pool: ValuePool, new_id: str,

@@ -57,8 +57,18 @@ _KO_REL = ("할아버지|할머니|어머니|아버지|엄마|아빠|남편|아�
 _EN_REL = "husband|wife|mother|father|mom|dad|son|daughter|sister|brother|spouse|partner|" \
           "grandmother|grandfather|aunt|uncle"
 
+# Rules whose pattern starts with a run of one character class ("[A-Za-z0-9._%+-]+@",
+# "[가-힣]+특별시") are written to start only where such a run starts (a lookbehind):
+# tried at every position of a long run, the plain pattern scans the rest of the run
+# each time, and a 80 KB run of letters took seconds. A match of the plain pattern
+# starts at the beginning of its run anyway, or where the previous match ended
+# (`_finditer` tries that position too), so the matches are the same.
+_EMAIL_LOCAL = "A-Za-z0-9._%+-"
+_HANGUL = "가-힣"
+
 RULES: tuple[Rule, ...] = (
-    Rule("EMAIL", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")),
+    Rule("EMAIL", re.compile(rf"(?<![{_EMAIL_LOCAL}])[{_EMAIL_LOCAL}]+@[A-Za-z0-9-]+"
+                             r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")),
     # Korean RRN shape: YYMMDD-GNNNNNN with G in 1-4 (the check digit is not verified).
     Rule("RRN", re.compile(rf"{_D}\d{{2}}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-?[1-4]\d{{6}}{_ND}")),
     # Card numbers: 4-4-4-4 (space, hyphen or none) and 4-6-5 (15 digits).
@@ -76,6 +86,7 @@ RULES: tuple[Rule, ...] = (
         rf"(?P<v>{_DATE})"), "v"),
     # Korean road-name addresses and US street addresses.
     Rule("ADDRESS", re.compile(
+        rf"(?<![{_HANGUL}])"
         r"(?:[가-힣]+(?:특별시|광역시|특별자치시|도)\s)(?:[가-힣]+시\s)?[가-힣]+[구군]\s[가-힣0-9]+(?:로|길)\s\d+"
         r"(?:-\d+)?(?:,\s?\d+동\s?\d+호)?")),
     Rule("ADDRESS", re.compile(
@@ -99,6 +110,32 @@ RULES: tuple[Rule, ...] = (
 
 assert {r.label for r in RULES} == set(LABELS)
 
+#: The rules written with a run-start lookbehind, and the pattern without it.
+_RUN_START = {id(rule.pattern): re.compile(rule.pattern.pattern.split(")", 1)[1])
+              for rule in RULES if rule.pattern.pattern.startswith("(?<![")}
+
+
+def _finditer(rule: Rule, text: str):
+    """The matches of `rule` in `text`, as ``rule.pattern.finditer`` of the plain pattern.
+
+    A pattern written to start only at the beginning of a run (see `RULES`)
+    misses a match that the plain pattern finds where the previous match ended
+    in the middle of a run; that one position is tried with the plain
+    pattern. Each try scans one run at most once, so the whole is linear.
+    """
+    plain = _RUN_START.get(id(rule.pattern))
+    if plain is None:
+        yield from rule.pattern.finditer(text)
+        return
+    position = 0
+    while position <= len(text):
+        match = (plain.match(text, position) if position else None) or \
+            rule.pattern.search(text, position)
+        if match is None:
+            return
+        yield match
+        position = match.end() if match.end() > match.start() else match.end() + 1
+
 
 def extract(text: str) -> list[tuple[str, str]]:
     """The ``(type, value)`` pairs the rules find, unique, in order of first appearance.
@@ -111,21 +148,21 @@ def extract(text: str) -> list[tuple[str, str]]:
     """
     found: list[tuple[int, int, int, str, str]] = []
     for order, rule in enumerate(RULES):
-        for m in rule.pattern.finditer(text):
+        for m in _finditer(rule, text):
             start, end = m.span(rule.group)
             if end > start:
                 found.append((start, -(end - start), order, rule.label, m.group(rule.group)))
     found.sort()
-    taken: list[tuple[int, int]] = []
-    pairs: list[tuple[str, str]] = []
+    # The kept matches are sorted by start and disjoint, so a candidate overlaps one of
+    # them exactly when it starts before the end of the last one: one comparison each.
+    taken_end = 0
+    pairs: dict[tuple[str, str], None] = {}
     for start, neg_len, _, label, value in found:
-        end = start - neg_len
-        if any(start < e and s < end for s, e in taken):
+        if start < taken_end:
             continue
-        taken.append((start, end))
-        if (label, value) not in pairs:
-            pairs.append((label, value))
-    return pairs
+        taken_end = start - neg_len
+        pairs.setdefault((label, value))
+    return list(pairs)
 
 
 def baseline_output(text: str) -> str:

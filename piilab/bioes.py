@@ -77,6 +77,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from piilab.errors import PiilabError
+
 __all__ = [
     "OUTSIDE",
     "PREFIXES",
@@ -101,7 +103,7 @@ PREFIXES: tuple[str, ...] = ("B", "I", "E", "S")
 Offsets = Sequence[tuple[int, int]]
 
 
-class AlignmentError(ValueError):
+class AlignmentError(PiilabError):
     """A span's boundary is not a token boundary (the message names offsets, never text)."""
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from piilab.errors import PiilabError
 from piilab.files import check_outputs, write_all
 from piilab.generator import (
     DEFAULT_SEED,
@@ -37,24 +38,18 @@ from piilab.generator import (
     SPLITS,
     generate_dataset,
 )
+from piilab.inputs import InputError, loads_json
 from piilab.labels import LABELS
+from piilab.records import RECORD_FIELDS, check_record
 
 MANIFEST = "manifest.json"
-REQUIRED_FIELDS: dict[str, type] = {
-    "id": str,
-    "split": str,
-    "language": str,
-    "source_text": str,
-    "entities": list,
-    "target_tsv": str,
-    "template_id": str,
-}
+REQUIRED_FIELDS = RECORD_FIELDS  # (the old name)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class DatasetError(ValueError):
+class DatasetError(PiilabError):
     """A dataset file is missing, malformed or inconsistent (never echoes text)."""
 
 
@@ -188,13 +183,9 @@ def read_jsonl_lines(path: str | os.PathLike) -> list[tuple[int, dict]]:
 def _parse_line(raw: bytes, path: Path, lineno: int) -> dict:
     where = f"{path}:{lineno}"
     try:
-        obj = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{where}: not UTF-8 (byte {exc.start + 1} of the line)") from None
-    except json.JSONDecodeError as exc:  # its message names a position, never the text
-        raise DatasetError(f"{where}: malformed JSON ({exc.msg})") from None
-    except RecursionError:
-        raise DatasetError(f"{where}: JSON nested too deeply") from None
+        obj = loads_json(raw, where)  # every failure names the file and line, never the text
+    except InputError as exc:
+        raise DatasetError(str(exc)) from None
     if not isinstance(obj, dict):
         raise DatasetError(f"{where}: a record must be a JSON object")
     if b"\\u" in raw and _has_lone_surrogate(obj):
@@ -218,31 +209,12 @@ def _has_lone_surrogate(value: object) -> bool:
 
 
 def validate_record(record: dict, where: str = "") -> None:
-    """Check the fields and types of one record.
+    """Check the fields and types of one record (`piilab.records.check_record`).
 
     Errors name the record by `where` (its position, e.g. ``data/test.jsonl:3``)
     and the field by name, never a value; without `where` they name the record id.
     """
-    if where:
-        prefix = where
-    else:
-        rid = record.get("id")
-        prefix = f"record {rid}" if isinstance(rid, str) else "a record without a string id"
-    for name, kind in REQUIRED_FIELDS.items():
-        if name not in record:
-            raise DatasetError(f"{prefix}: missing field '{name}'")
-        if not isinstance(record[name], kind):
-            raise DatasetError(f"{prefix}: field '{name}' must be {kind.__name__}")
-    if record["language"] not in ("ko", "en"):
-        raise DatasetError(f"{prefix}: field 'language' must be 'ko' or 'en'")
-    for i, ent in enumerate(record["entities"]):
-        if not isinstance(ent, dict) or set(ent) != {"type", "value"}:
-            raise DatasetError(f"{prefix}: entities[{i}] must be an object with 'type' and 'value'")
-        if ent["type"] not in LABELS:
-            # The type is not echoed: a swapped type/value pair would print the value.
-            raise DatasetError(f"{prefix}: entities[{i}] has a type outside LABELS")
-        if not isinstance(ent["value"], str) or not ent["value"].strip():
-            raise DatasetError(f"{prefix}: entities[{i}] has an empty value")
+    check_record(record, where=where or None, error=DatasetError)
 
 
 def load_dataset_dir(data_dir: str | os.PathLike, *,
@@ -350,7 +322,8 @@ def verify_dataset(data_dir: str | os.PathLike) -> VerifyReport:
             problems.append(str(exc))
             continue
         counts[split] = len(lines)
-        langs = Counter(r.get("language") for _, r in lines)
+        langs = Counter(r.get("language") for _, r in lines
+                        if isinstance(r.get("language"), str))  # a list is reported below
         for key, got in (("records", len(lines)), ("ko", langs.get("ko", 0)),
                          ("en", langs.get("en", 0))):
             claimed = meta.get(key)

@@ -43,11 +43,13 @@ from dataclasses import asdict, dataclass
 from itertools import accumulate
 from types import MappingProxyType
 
+from piilab.errors import PiilabError
 from piilab.labels import LABELS, PairError, gold_pairs, nfc
+from piilab.masking import MaskResult, mask_text, reassemble_text
 from piilab.matching import find_occurrences
 from piilab.parsing import ParsedOutput, parse_model_output
 from piilab.predictions import PredictionError, make_prediction, validate_predictions
-from piilab.tokenization import MaskResult, mask_text, reassemble_text
+from piilab.records import record_problems
 
 __all__ = [
     "DocumentRates",
@@ -69,7 +71,7 @@ __all__ = [
 Pair = tuple[str, str]
 
 
-class EvaluationError(ValueError):
+class EvaluationError(PiilabError):
     """Invalid evaluation input (names the record and the reason, never a value).
 
     Besides the message, `source` (``"records"`` or ``"predictions"``), `index`
@@ -267,6 +269,10 @@ def _rate(num: int, den: int) -> float:
     return num / den if den else 0.0
 
 
+_NEEDED: Mapping[str, type] = {"id": str, "source_text": str}
+_ENTITIES: Mapping[str, type] = {"entities": list}
+
+
 def _check_inputs(records: list, predictions: list) -> dict[str, Mapping]:
     def fail(source: str, index: int, rid: object, reason: str) -> EvaluationError:
         where = f"{source}[{index}]" if rid is None else (
@@ -275,16 +281,15 @@ def _check_inputs(records: list, predictions: list) -> dict[str, Mapping]:
 
     ids: set[str] = set()
     for i, record in enumerate(records):
-        if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
-            raise fail("records", i, None, "missing string field 'id'")
-        rid = record["id"]
+        # The fields evaluation reads; entities are checked as they are normalized.
+        problems = record_problems(record, where="", required=_NEEDED, optional=_ENTITIES,
+                                   entities=False)
+        rid = record.get("id") if isinstance(record, Mapping) else None
+        if problems:
+            raise fail("records", i, rid if isinstance(rid, str) else None, problems[0])
         if rid in ids:
             raise fail("records", i, rid, "duplicate record id")
         ids.add(rid)
-        if not isinstance(record.get("source_text"), str):
-            raise fail("records", i, rid, "missing string field 'source_text'")
-        if not isinstance(record.get("entities", []), list):
-            raise fail("records", i, rid, "field 'entities' must be a list")
     try:
         return validate_predictions(predictions, ids)
     except PredictionError as err:

@@ -6,41 +6,61 @@ rules holds for all of them:
 1. **Check before writing** (`check_outputs`). An output that is the same file
    as an input, or as another output, is refused: the same path once resolved
    (``sub/../x`` is ``x``; a symbolic link is followed) or, for a file that
-   exists, the same device and inode (a hard link). An output that exists is
-   refused unless ``force`` is given; so is a directory, and a name whose folder
-   is missing or cannot be written.
+   exists, the same device and inode (a hard link). Standard input counts as an
+   input (`STDIN`: ``piilab mask --out doc.txt < doc.txt`` is refused), and
+   standard output as an output (`STDOUT`). An output that exists is refused
+   unless ``force`` is given; so is a directory, and a name whose folder is
+   missing or cannot be written.
 2. **Write atomically** (`write_atomic`). A file is written to a temporary file
    in its own folder, flushed to disk and renamed over its target, so a reader
    sees the old file or the new one, never half of one. The temporary name is
-   short and fixed in length (``.piilab-XXXXXXXX.tmp``), so it fits wherever the
-   user's own name fits, a 250-character name included.
+   short and fixed in length (``.piilab-PPPPPPPP-XXXXXXXX.tmp``, ``P`` the
+   writing process's id), so it fits wherever the user's own name fits, a
+   250-character name included.
 3. **All or nothing** (`write_all`). Several outputs are staged as temporary
    files first; each target that exists is kept under a backup name (a hard
-   link, else a copy); then the files are renamed into place. If anything fails
-   on the way (a full disk, a read-only file system, Ctrl-C) the targets
-   already replaced get their old content back, new targets are removed and
-   every temporary file is deleted: the outputs are all new, or all as before.
+   link, else a copy); a journal (``.piilab-*.jnl``, file names only) records
+   which temporary file goes where; then the files are renamed into place,
+   each one recorded before it is renamed. If anything fails on the way (a
+   full disk, a read-only file system, Ctrl-C, SIGTERM) the targets already
+   replaced get their old content back, new targets are removed and every
+   temporary file is deleted: the outputs are all new, or all as before.
+   Ctrl-C, SIGTERM and SIGHUP are held back while the renames, their undoing
+   and the clean-up run (where the platform can block signals), so an
+   interruption lands before or after them, never between two of them.
+4. **Clean up after a killed run** (`recover`). A process killed outright
+   (SIGKILL, a power cut) can leave its temporary files, backups (hard links
+   to the old content: a mapping, a dataset) and journal behind. The next
+   write into the same folder finds the ones whose process is gone: a journal
+   is played back (every target it renamed gets its old content back), then
+   the leftovers are deleted.
 
 File modes: a file that holds values (a mapping, restored text, predictions) is
 created 0600, readable by its owner only, from its first byte (`PRIVATE_MODE`);
 any other file gets the mode a new file gets under the umask (``mode=None``).
 
-What this module does not do: make the renames of step 3 one transaction for
-the kernel. A power cut in the middle of them can leave some targets new and
-the backups (``.piilab-*.bak``) behind. Nor does it lock files against another
-process writing them at the same time; the check of step 1 and the writes are
-not one atomic step.
+What this module does not do: lock files against another process writing them
+at the same time; the check of step 1 and the writes are not one atomic step.
+A leftover is recognized by the process id in its name, so one left by a
+process on another machine (a shared network folder) is taken for a live one's
+and kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import secrets
 import shutil
-import tempfile
-from collections.abc import Iterable, Sequence
+import signal
+import stat
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+
+from piilab.errors import PiilabError
 
 #: Mode of files that hold PII values: owner read and write only.
 PRIVATE_MODE = 0o600
@@ -50,8 +70,33 @@ TEMP_PREFIX = ".piilab-"
 
 StrPath = str | os.PathLike
 
+#: A leftover of this module: ``.piilab-<pid, 8 hex>-<8 random>.<kind>``.
+_LEFTOVER = re.compile(r"\.piilab-(?:([0-9a-f]{8})-)?[0-9a-z_]{8}\.(tmp|bak|jnl)")
+#: Leftovers of older versions carry no process id: removed once this old (seconds).
+_UNOWNED_AGE = 3600
 
-class OutputError(ValueError):
+#: The signals held back while renames run (the ones the CLI turns into an interruption).
+_HELD_SIGNALS = frozenset(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                          if hasattr(signal, name))
+
+
+class _Stream:
+    """A standard stream named in `check_outputs` (`STDIN`, `STDOUT`)."""
+
+    def __init__(self, name: str, descriptor: int) -> None:
+        self.name, self.descriptor = name, descriptor
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: Standard input, as an entry of `check_outputs`' inputs.
+STDIN = _Stream("<stdin>", 0)
+#: Standard output, as an entry of `check_outputs`' outputs.
+STDOUT = _Stream("<stdout>", 1)
+
+
+class OutputError(PiilabError):
     """An output is refused before anything is written; the message names the path."""
 
 
@@ -62,8 +107,18 @@ def umask_mode() -> int:
     return 0o666 & ~umask
 
 
-def _identities(path: StrPath) -> set[tuple]:
-    """The keys that say "same file": the resolved path, and device and inode if it exists."""
+def _identities(path: StrPath | _Stream) -> set[tuple]:
+    """The keys that say "same file": the resolved path, and device and inode if it exists.
+
+    A standard stream has only its device and inode, and only when it is a file
+    (a terminal or a pipe is never the same file as an input or output).
+    """
+    if isinstance(path, _Stream):
+        try:
+            info = os.fstat(path.descriptor)
+        except (OSError, ValueError):
+            return set()
+        return {("inode", info.st_dev, info.st_ino)} if stat.S_ISREG(info.st_mode) else set()
     keys: set[tuple] = {("path", os.path.realpath(path))}
     with contextlib.suppress(OSError, ValueError):
         info = os.stat(path)
@@ -71,12 +126,17 @@ def _identities(path: StrPath) -> set[tuple]:
     return keys
 
 
-def check_outputs(outputs: Iterable[StrPath | None], inputs: Iterable[StrPath | None] = (), *,
+def check_outputs(outputs: Iterable[StrPath | _Stream | None],
+                  inputs: Iterable[StrPath | _Stream | None] = (), *,
                   force: bool = False) -> list[Path]:
     """Refuse outputs that would lose data or cannot be written; return them as paths.
 
-    ``None`` entries (stdin, stdout) are skipped. Raises `OutputError` naming the
-    path as the caller gave it; nothing is read from or written to any file.
+    ``None`` entries are skipped. `STDIN` among the inputs and `STDOUT` among
+    the outputs are compared by what they are open on (``os.fstat``), so a
+    redirected ``< doc.txt`` is an input like ``--in doc.txt``; a stream is only
+    compared, never checked for writing, and not returned. Raises `OutputError`
+    naming the path as the caller gave it; nothing is read from or written to
+    any file.
 
     >>> check_outputs(["out.txt"], inputs=["./out.txt"])
     Traceback (most recent call last):
@@ -87,12 +147,12 @@ def check_outputs(outputs: Iterable[StrPath | None], inputs: Iterable[StrPath | 
     for path in inputs:
         if path is not None:
             for key in _identities(path):
-                claimed.setdefault(key, ("input", os.fspath(path)))
+                claimed.setdefault(key, ("input", _name(path)))
     checked = []
     for path in outputs:
         if path is None:
             continue
-        name = os.fspath(path)
+        name = _name(path)
         keys = _identities(path)
         for key in keys:
             if key in claimed:
@@ -102,9 +162,15 @@ def check_outputs(outputs: Iterable[StrPath | None], inputs: Iterable[StrPath | 
                 raise OutputError(f"{other} and {name} are the same file: "
                                   "give each output its own name")
         claimed.update(dict.fromkeys(keys, ("output", name)))
+        if isinstance(path, _Stream):
+            continue
         _check_writable(Path(path), name, force)
         checked.append(Path(path))
     return checked
+
+
+def _name(path: StrPath | _Stream) -> str:
+    return path.name if isinstance(path, _Stream) else os.fspath(path)
 
 
 def _check_writable(path: Path, name: str, force: bool) -> None:
@@ -136,48 +202,100 @@ def write_all(outputs: Sequence[tuple[StrPath, bytes, int | None]]) -> None:
     The files are renamed into place in the order given (write a manifest last).
     Call `check_outputs` first: this function replaces whatever is there.
     """
+    targets = [Path(path) for path, _, _ in outputs]
+    folders = list(dict.fromkeys(target.parent for target in targets))
+    for folder in folders:
+        recover(folder)
     default_mode = umask_mode() if any(mode is None for _, _, mode in outputs) else 0
-    staged: list[tuple[str, Path]] = []
+    several = len(outputs) > 1
+    staged: list[tuple[str, Path]] = []  # (temporary, target), in renaming order
     backups: dict[Path, str | None] = {}
-    replaced: list[Path] = []
-    current = Path(outputs[0][0]) if outputs else Path()
-    try:
-        # 1. Every new file complete on disk, under a temporary name next to its target.
-        for path, data, mode in outputs:
-            current = Path(path)
-            staged.append((_stage(current, data, default_mode if mode is None else mode),
-                           current))
-        # 2. The old content of every target kept, so that step 3 can be undone.
-        if len(staged) > 1:
-            for _, target in staged:
+    journals: list[str] = []
+    current = targets[0] if targets else Path()
+    # The signals held back in step 4 (and while undoing) are delivered when `held`
+    # closes, after this try statement: an interruption that arrives during the renames
+    # ends the command once the outputs are complete, and never runs the undo.
+    with contextlib.ExitStack() as held:
+        try:
+            # 1. Every new file complete on disk, under a temporary name next to its target.
+            for (_, data, mode), target in zip(outputs, targets, strict=True):
                 current = target
-                backups[target] = _backup(target)
-        # 3. The renames: each one atomic, all of them undone if one fails.
-        for temporary, target in staged:
-            current = target
-            os.replace(temporary, target)
-            replaced.append(target)
-        for folder in {target.parent for _, target in staged}:
-            _sync_folder(folder)
-    except BaseException as exc:
-        if len(staged) > 1:  # one file alone is replaced atomically: nothing to undo
-            _undo(replaced, backups)
-        for temporary, _ in staged:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-        _drop(backups)
-        if isinstance(exc, OSError):
-            # Name the user's file, never the temporary one.
-            raise OSError(exc.errno, exc.strerror or type(exc).__name__,
-                          os.fspath(current)) from exc
-        raise
-    _drop(backups)
+                staged.append((_stage(target, data, default_mode if mode is None else mode),
+                               target))
+            if several:
+                # 2. The old content of every target kept, so that step 4 can be undone.
+                for _, target in staged:
+                    current = target
+                    backups[target] = _backup(target)
+                # 3. The journal: what a later run needs to undo step 4 if this one is killed.
+                current = targets[0]
+                journals = _write_journal(folders, staged, backups)
+            held.enter_context(_signals_held())
+            # 4. The renames, each atomic; an undo checks which ones happened (`_undo`).
+            for temporary, target in staged:
+                current = target
+                os.replace(temporary, target)
+            for folder in folders:
+                _sync_folder(folder)
+            # 5. Committed: the journal goes first, then the backups.
+            _remove_all(journals)
+            journals = []
+            for folder in folders:
+                _sync_folder(folder)
+            _drop(backups)
+        except BaseException as exc:
+            held.enter_context(_signals_held())
+            if several:  # one file alone is replaced atomically: nothing to undo
+                _undo(staged, backups)
+            for temporary, _ in staged:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+            _drop(backups)
+            _remove_all(journals)
+            if isinstance(exc, OSError):
+                # Name the user's file, never the temporary one.
+                raise OSError(exc.errno, exc.strerror or type(exc).__name__,
+                              os.fspath(current)) from exc
+            raise
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold back Ctrl-C, SIGTERM and SIGHUP in the block; they are delivered after it.
+
+    Where signals cannot be blocked (Windows, or not the main thread of a
+    platform without ``pthread_sigmask``) the block runs unprotected; the
+    journal and the record-before-rename undo still keep the outputs whole.
+    """
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None:
+        yield
+        return
+    previous = block(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        block(signal.SIG_SETMASK, previous)
+
+
+def _new_name(folder: Path, kind: str) -> Path:
+    """A fresh leftover-shaped name in `folder` (``.piilab-<pid>-<random>.<kind>``)."""
+    return folder / f"{TEMP_PREFIX}{os.getpid() & 0xFFFFFFFF:08x}-{secrets.token_hex(4)}.{kind}"
+
+
+def _create(folder: Path, kind: str) -> tuple[int, Path]:
+    """Create a new 0600 file named by `_new_name`; its descriptor and path."""
+    while True:
+        name = _new_name(folder, kind)
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), name
+        except FileExistsError:
+            continue
 
 
 def _stage(target: Path, data: bytes, mode: int) -> str:
     """Write `data` to a new 0600 temporary file in `target`'s folder; return its name."""
-    descriptor, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp",
-                                             dir=target.parent)
+    descriptor, temporary = _create(target.parent, "tmp")
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -187,7 +305,7 @@ def _stage(target: Path, data: bytes, mode: int) -> str:
     except BaseException:
         os.unlink(temporary)
         raise
-    return temporary
+    return str(temporary)
 
 
 def _backup(target: Path) -> str | None:
@@ -195,7 +313,7 @@ def _backup(target: Path) -> str | None:
     if not os.path.lexists(target):
         return None
     while True:
-        name = str(target.parent / f"{TEMP_PREFIX}{secrets.token_hex(4)}.bak")
+        name = str(_new_name(target.parent, "bak"))
         try:
             if os.path.islink(target):  # keep the link itself, not what it points to
                 os.symlink(os.readlink(target), name)
@@ -209,9 +327,46 @@ def _backup(target: Path) -> str | None:
             return name
 
 
-def _undo(replaced: list[Path], backups: dict[Path, str | None]) -> None:
-    """Put back the old content of every replaced target (best effort, never raises)."""
-    for target in reversed(replaced):
+def _write_journal(folders: Sequence[Path], staged: Sequence[tuple[str, Path]],
+                   backups: dict[Path, str | None]) -> list[str]:
+    """Write the journal of the renames into every folder involved; return its copies.
+
+    One copy per folder, so the clean-up of any of them finds it. It holds
+    absolute file names only, never content.
+    """
+    names = [str(_new_name(folder, "jnl")) for folder in folders]
+    entries = [[os.path.abspath(temporary), os.path.abspath(target),
+                None if backups.get(target) is None else os.path.abspath(backups[target])]
+               for temporary, target in staged]
+    data = json.dumps({"journals": [os.path.abspath(n) for n in names],
+                       "renames": entries}).encode()
+    written: list[str] = []
+    try:
+        for name in names:
+            descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            written.append(name)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for folder in folders:
+            _sync_folder(folder)
+    except BaseException:
+        _remove_all(written)
+        raise
+    return written
+
+
+def _undo(staged: Sequence[tuple[str, Path]], backups: dict[Path, str | None]) -> None:
+    """Put back the old content of every target whose rename happened (never raises).
+
+    A rename happened exactly when its temporary file is gone (`os.replace` is
+    atomic), so this holds wherever the interruption fell, inside `os.replace`
+    or just after it.
+    """
+    for temporary, target in reversed(staged):
+        if os.path.lexists(temporary):
+            continue  # not renamed: the target still has its old content
         backup = backups.pop(target, None)
         with contextlib.suppress(OSError):
             if backup is None:
@@ -228,6 +383,12 @@ def _drop(backups: dict[Path, str | None]) -> None:
     backups.clear()
 
 
+def _remove_all(names: Iterable[str]) -> None:
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
 def _sync_folder(folder: Path) -> None:
     """Flush a folder's entries (the renames) to disk, where the platform allows it."""
     with contextlib.suppress(OSError):
@@ -236,3 +397,131 @@ def _sync_folder(folder: Path) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+# --- after a killed run ----------------------------------------------------------------------
+
+
+def _owner_gone(entry: os.DirEntry, pid_hex: str | None) -> bool:
+    """True when the process that made this leftover no longer runs."""
+    if pid_hex is None:  # an older version's name: judged by age
+        with contextlib.suppress(OSError):
+            return time.time() - entry.stat(follow_symlinks=False).st_mtime > _UNOWNED_AGE
+        return False
+    pid = int(pid_hex, 16)
+    if pid == os.getpid() & 0xFFFFFFFF:
+        return False  # this process: another thread may be writing
+    if os.name == "nt":  # os.kill would end the process: judge by age
+        with contextlib.suppress(OSError):
+            return time.time() - entry.stat(follow_symlinks=False).st_mtime > _UNOWNED_AGE
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists but belongs to someone else
+        return False
+    return False
+
+
+def recover(folder: StrPath) -> int:
+    """Undo and remove what killed `piilab` processes left in `folder`; return the count.
+
+    A leftover is a file named like this module's temporary files, backups and
+    journals whose process no longer runs. A journal is played back first:
+    each target it had renamed gets its backup back (or is removed, if it was
+    new), so the folder holds the old outputs again; then the journal, the
+    temporary files and the backups are deleted. Never raises: what cannot be
+    removed stays for a later run.
+    """
+    try:
+        entries = [(entry, match) for entry in os.scandir(folder)
+                   if (match := _LEFTOVER.fullmatch(entry.name))]
+    except OSError:
+        return 0
+    stale = [(entry, match.group(2)) for entry, match in entries
+             if _owner_gone(entry, match.group(1))]
+    if not stale:
+        return 0
+    with _signals_held():
+        for entry, kind in stale:
+            if kind == "jnl":
+                _play_back(entry.path)
+        removed = 0
+        for entry, _ in stale:
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                elif os.path.lexists(entry.path):
+                    os.unlink(entry.path)
+                removed += 1
+        _sync_folder(Path(folder))
+    return removed
+
+
+def _play_back(journal: str) -> None:
+    """Give every target a killed run renamed its old content back; remove the journal."""
+    try:
+        with open(journal, "rb") as handle:
+            record = json.loads(handle.read().decode("utf-8"))
+        renames = [(str(t), str(g), None if b is None else str(b))
+                   for t, g, b in record["renames"]]
+        copies = [str(name) for name in record["journals"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        # Unreadable: the run was killed while writing it, before any rename.
+        with contextlib.suppress(OSError):
+            os.unlink(journal)
+        return
+    for temporary, target, backup in reversed(renames):
+        with contextlib.suppress(OSError):
+            if os.path.lexists(temporary):
+                os.unlink(temporary)  # never renamed: the target is as it was
+            elif backup is not None and os.path.lexists(backup):
+                os.replace(backup, target)
+            elif backup is None and os.path.lexists(target):
+                os.unlink(target)  # a new target of the killed run
+    for name in [*(b for _, _, b in renames if b is not None), *copies, journal]:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+@contextlib.contextmanager
+def staging_folder(next_to: StrPath) -> Iterator[Path]:
+    """A new empty folder beside `next_to` (``.piilab-*.tmp``), removed after the block.
+
+    For outputs that a library writes as a whole folder (a model's
+    ``save_pretrained``): build them here, then move them into place with
+    `write_all`. A folder left by a killed run is removed by `recover`.
+    """
+    parent = Path(next_to).parent
+    recover(parent)
+    while True:
+        folder = _new_name(parent, "tmp")
+        try:
+            folder.mkdir(mode=0o700)
+            break
+        except FileExistsError:
+            continue
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def output_folder(path: StrPath, mode: int = 0o777) -> Iterator[Path]:
+    """Create the folder `path` if it is missing; if the block fails, remove it again.
+
+    Only a folder this call created is removed, and only while it is empty,
+    so a failed command leaves no empty output folder behind.
+    """
+    folder = Path(path)
+    created = not folder.exists()
+    folder.mkdir(mode=mode, parents=True, exist_ok=True)
+    try:
+        yield folder
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise

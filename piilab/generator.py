@@ -22,16 +22,17 @@ pipeline, it cannot measure generalization (chapter 05).
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import itertools
 import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from piilab import safe_values as SV
 from piilab import templates as T
 from piilab.checksums import invalid_card_number, invalid_rrn
+from piilab.errors import PiilabError
 from piilab.labels import LABELS
+from piilab.records import entities_in_order, new_record, overlapping_occurrences
 
 GENERATOR_VERSION = "1.0.0"
 DEFAULT_SEED = 42
@@ -54,7 +55,7 @@ _SLOT = re.compile(r"^(?P<label>[A-Z]+?)(?P<n>\d?)(?:@(?P<form>spaced))?$")
 MAX_ATTEMPTS = 50
 
 
-class GenerationError(RuntimeError):
+class GenerationError(PiilabError, RuntimeError):
     """A template could not produce a valid record (a bug in the templates)."""
 
 
@@ -65,8 +66,7 @@ class GenerationError(RuntimeError):
 # --------------------------------------------------------------------------------
 
 
-def _digits(rng: random.Random, n: int) -> str:
-    return "".join(str(rng.randrange(10)) for _ in range(n))
+_digits = SV.digits
 
 
 def _person(rng: random.Random, lang: str, ctx: dict) -> str:
@@ -128,13 +128,13 @@ def _account(rng: random.Random, lang: str, ctx: dict) -> str:
 def _phone(rng: random.Random, lang: str, ctx: dict) -> str:
     if lang == "ko":
         # Placeholder range: the middle group starts with 0 or 1 (not assigned to mobiles).
-        middle = rng.choice("01") + _digits(rng, 3)
+        middle = SV.ko_unassigned_group(rng, 4)
         last = _digits(rng, 4)
         sep = rng.choice(("-", "-", " ", ".", ""))
         return sep.join(("010", middle, last))
     # US placeholder range 555-0100..0199.
     area = rng.choice(T.EN_AREA_CODES)
-    line = f"01{rng.randrange(100):02d}"
+    line = SV.us_fiction_line(rng)
     fmt = rng.randrange(4)
     if fmt == 0:
         return f"({area}) 555-{line}"
@@ -205,18 +205,15 @@ assert set(VALUE_GENERATORS) == set(LABELS)
 
 
 def _decoy(kind: str, rng: random.Random, lang: str) -> str:
+    # The shapes live in `piilab.safe_values`; the prefixes and ranges drawn are this corpus's.
     if kind == "SWITCHBOARD":  # company switchboards, never a person's number
-        if lang == "ko":
-            return f"{rng.choice(T.KO_SWITCHBOARD_PREFIXES)}-{_digits(rng, 4)}"
-        return f"1-800-{rng.randrange(200, 999)}-{_digits(rng, 4)}"
+        return SV.switchboard(rng, lang, T.KO_SWITCHBOARD_PREFIXES)
     if kind == "ORDER":
-        return f"ORD-{rng.randrange(2024, 2027)}{rng.randrange(1, 13):02d}-{_digits(rng, 5)}"
+        return SV.order_number(rng)
     if kind == "AMOUNT":
-        if lang == "ko":
-            return f"{rng.randrange(1, 5000) * 1000:,}원"
-        return f"${rng.randrange(5, 5000):,}.{rng.randrange(100):02d}"
+        return SV.amount(rng, lang, below=5000)
     if kind == "PRODUCT":
-        return f"{rng.choice(('SKU', 'PRD', 'KX'))}-{rng.choice('ABCDEFGH')}{_digits(rng, 4)}"
+        return SV.product_code(rng, ("SKU", "PRD", "KX"))
     if kind == "DATE":  # appointment / billing dates, never birth dates
         d = _dt.date(rng.randrange(2024, 2027), rng.randrange(1, 13), rng.randrange(1, 29))
         if lang == "ko":
@@ -310,16 +307,11 @@ def _render(template: T.Template, rng: random.Random) -> tuple[str, list[dict[st
     source = "".join(out)
     # Entities: unique (type, value) pairs in order of first literal occurrence.
     label_of = {values[p.key]: p.label for p in pieces if p.kind == "slot"}
-    entities = sorted(
-        ({"type": label, "value": value} for value, label in label_of.items()),
-        key=lambda e: (source.find(e["value"]), LABELS.index(e["type"])),
-    )
-    return source, entities
+    return source, entities_in_order(source, [(label, value) for value, label in label_of.items()])
 
 
 def _record_rng(seed: int, split: str, language: str, index: int) -> random.Random:
-    key = f"piilab:{GENERATOR_VERSION}:{seed}:{split}:{language}:{index}".encode()
-    return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+    return SV.seeded_random("piilab", GENERATOR_VERSION, seed, split, language, index)
 
 
 def _weights(language: str) -> tuple[list[T.Template], list[float]]:
@@ -345,38 +337,16 @@ def make_record(seed: int, split: str, language: str, index: int,
             break
     else:
         raise GenerationError(f"record {split}/{language}/{index}: no valid draw")
-    return {
-        "id": f"{split}-{language}-{index:05d}",
-        "split": split,
-        "language": language,
-        "source_text": source,
-        "entities": entities,
-        "target_tsv": "\n".join(f"{e['type']}\t{e['value']}" for e in entities),
-        "template_id": template.template_id,
-        "setting": template.setting,
-        "generator_version": GENERATOR_VERSION,
-    }
-
-
-def overlapping_occurrences(source: str, entities: list[dict[str, str]]) -> list[tuple]:
-    """Pairs of gold occurrences (literal or variant) that overlap without being equal.
-
-    Two occurrences are fine when they are disjoint or exactly the same span (two
-    spellings found at one place). Anything else would make a perfect oracle
-    impossible, so the generator redraws such documents and a test enforces it.
-    """
-    from piilab.matching import find_occurrences  # the one matching implementation
-
-    spans = sorted({
-        (o.start, o.end)
-        for e in entities
-        for o in find_occurrences(source, e["type"], e["value"])
-    })
-    bad = []
-    for (s1, e1), (s2, e2) in itertools.pairwise(spans):
-        if s2 < e1:  # sorted and distinct, so this is a partial overlap or nesting
-            bad.append(((s1, e1), (s2, e2)))
-    return bad
+    return new_record(
+        id=f"{split}-{language}-{index:05d}",
+        split=split,
+        language=language,
+        source_text=source,
+        pairs=[(e["type"], e["value"]) for e in entities],
+        template_id=template.template_id,
+        setting=template.setting,
+        generator_version=GENERATOR_VERSION,
+    )
 
 
 def _no_partial_overlap(source: str, entities: list[dict[str, str]]) -> bool:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterator, Mapping
 
+from piilab.errors import PiilabError
+
 LABELS: tuple[str, ...] = (
     "EMAIL",
     "RRN",
@@ -64,7 +66,7 @@ def nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-class PairError(ValueError):
+class PairError(PiilabError):
     """A ``(type, value)`` pair that cannot be normalized.
 
     `reason` says what is wrong without quoting either string (with swapped

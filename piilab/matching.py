@@ -2,7 +2,7 @@
 
 Chapter 03 ("Deterministic tokenization") teaches this module. It is the one
 implementation of source matching that parsing (`piilab.parsing`), masking
-(`piilab.tokenization`) and evaluation all use, so that "this prediction
+(`piilab.masking`) and evaluation all use, so that "this prediction
 matches the document" means the same thing everywhere.
 
 The rules (SPEC section 4):
@@ -35,24 +35,21 @@ sequences, finds them all. No pattern is compiled per document or per value.
 What this module deliberately does not do: it does not normalize (inputs are
 assumed NFC and, for values, trimmed: the callers do that once), it does not
 decide which of several overlapping matches wins (that rule belongs to the
-masker; `PatternTable` only applies it), and its rules are not phone,
+masker, `piilab.masking.longest_matches`), and its rules are not phone,
 account or identity number validators.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
-
-from piilab.labels import LABEL_PRIORITY, LABELS
 
 __all__ = [
     "PERSON_JOINERS",
     "SEPARATORS",
     "Occurrence",
-    "PatternTable",
+    "digit_groups",
     "digit_runs",
     "digit_sequence",
     "find_occurrences",
@@ -132,6 +129,15 @@ def digit_sequence(text: str) -> str:
     return _NON_DIGITS.sub("", text)
 
 
+def digit_groups(text: str) -> list[str]:
+    """The digit groups of a numeric variant, in order (the gaps between them dropped).
+
+    >>> digit_groups("010-1234 5678")
+    ['010', '1234', '5678']
+    """
+    return _GAP.split(text)[::2]
+
+
 def within_boundaries(source: str, start: int, end: int) -> bool:
     """True when ``source[start:end]`` respects the numeric boundary rule.
 
@@ -174,8 +180,9 @@ def spellings(label: str, value: str) -> tuple[str, ...]:
     """
     if not value:
         return ()
-    variants = person_variants(value) if label == "PERSON" else ()
-    return (value, *(variant for variant in variants if variant != value))
+    if label != "PERSON":
+        return (value,)
+    return (value, *(variant for variant in person_variants(value) if variant != value))
 
 
 def digit_runs(source: str) -> Iterator[tuple[int, str]]:
@@ -197,7 +204,9 @@ def digit_runs(source: str) -> Iterator[tuple[int, str]]:
         position = start + len(run)
 
 
-def numeric_spans(source: str, digit_keys: Collection[str]) -> list[tuple[int, int]]:
+def numeric_spans(
+    source: str, digit_keys: Collection[str], runs: Sequence[tuple[int, str]] | None = None
+) -> list[tuple[int, int]]:
     """Every span of `source` that is a numeric variant of one of `digit_keys`.
 
     `digit_keys` are digit sequences (``digit_sequence(value)`` of numeric
@@ -205,50 +214,36 @@ def numeric_spans(source: str, digit_keys: Collection[str]) -> list[tuple[int, i
     respects the numeric boundaries and has the digits of one of the keys; a
     value's literal occurrences are among them when the literal has the
     shape of a variant. The result is sorted by ``(start, end)``; overlapping
-    spans are all kept.
+    spans are all kept. `runs`, when given, must be ``list(digit_runs(source))``
+    (a caller that searches many values in one source finds them once).
+
+    Cost: one pass over the source for its digit runs, then per run one
+    look-up (a run of one group) or, per key, one search in the run's digits.
 
     >>> numeric_spans("tel 010 1234-5678, 12345", {"12345678", "1234"})
     [(8, 12), (8, 17)]
     """
-    return sorted(_numeric_matches(source, digit_keys)) if digit_keys else []
-
-
-def _numeric_matches(source: str, digit_keys: Collection[str]) -> Iterator[tuple[int, int]]:
-    """The spans of `numeric_spans`, in no particular order (`digit_keys` nonempty).
-
-    Cost: one pass over the source for its digit runs. A run of one group is
-    its own only candidate: one look-up. Inside a run of several groups, a
-    few keys are each searched in the run's digits; many keys are looked up
-    instead for each stretch of consecutive groups no longer than the
-    longest key. Either way the work per run does not grow with the length
-    of the document.
-    """
-    many_keys = len(digit_keys) > _FEW_KEYS
-    max_digits = max(map(len, digit_keys)) if many_keys else 0
-    for match in _NUMERIC_VARIANT.finditer(source):  # the digit runs
-        run = match.group()
+    if not digit_keys:
+        return []
+    found: list[tuple[int, int]] = []
+    for start, run in digit_runs(source) if runs is None else runs:
         if run.isdigit():  # one group (the usual case)
             if run in digit_keys:
-                yield match.span()
-        elif many_keys:
-            yield from _group_stretches(run, match.start(), digit_keys, max_digits)
+                found.append((start, start + len(run)))
         else:
-            yield from _keys_in_run(run, match.start(), digit_keys)
-
-
-#: Up to this many keys, `numeric_spans` searches each key in a run's digits.
-_FEW_KEYS = 8
+            found += _keys_in_run(run, start, digit_keys)
+    return sorted(found)
 
 
 def _keys_in_run(text: str, run_start: int, digit_keys: Iterable[str]) -> list[tuple[int, int]]:
     """Search each key in the digits of one run; keep hits that start and end on group edges."""
     digits = digit_sequence(text)
     found: list[tuple[int, int]] = []
-    if digits in digit_keys:  # the whole run (the usual case)
+    if digits in digit_keys:  # the whole run
         found.append((run_start, run_start + len(text)))
     edges = None
     for key in digit_keys:
-        # Only a shorter key can occur inside the run (`in` is a cheap first test).
+        # Only a shorter key can occur inside the run.
         if len(key) >= len(digits) or key not in digits:
             continue
         if edges is None:
@@ -260,26 +255,6 @@ def _keys_in_run(text: str, run_start: int, digit_keys: Iterable[str]) -> list[t
             if hit in starts and stop in ends:
                 found.append((starts[hit], ends[stop]))
             hit = digits.find(key, hit + 1)
-    return found
-
-
-def _group_stretches(
-    text: str, run_start: int, digit_keys: Collection[str], max_digits: int
-) -> list[tuple[int, int]]:
-    """Look up the digits of every stretch of consecutive groups of one run."""
-    starts, ends = _group_edges(text, run_start)
-    groups = _GAP.split(text)[::2]
-    group_starts = list(starts.values())
-    group_ends = list(ends.values())
-    found: list[tuple[int, int]] = []
-    for first in range(len(groups)):
-        digits = ""
-        for last in range(first, len(groups)):
-            digits += groups[last]
-            if len(digits) > max_digits:
-                break
-            if digits in digit_keys:
-                found.append((group_starts[first], group_ends[last]))
     return found
 
 
@@ -303,7 +278,7 @@ def _group_edges(text: str, run_start: int) -> tuple[dict[int, int], dict[int, i
     return starts, ends
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Occurrence:
     """One place where a value (or a permitted variant) occurs: ``source[start:end]``.
 
@@ -315,7 +290,9 @@ class Occurrence:
     literal: bool
 
 
-def find_occurrences(source: str, label: str, value: str) -> list[Occurrence]:
+def find_occurrences(
+    source: str, label: str, value: str, runs: Sequence[tuple[int, str]] | None = None
+) -> list[Occurrence]:
     """Every occurrence of `value` or a permitted variant in `source`, within boundaries.
 
     All start positions are reported, overlapping ones included; for a numeric
@@ -323,6 +300,8 @@ def find_occurrences(source: str, label: str, value: str) -> list[Occurrence]:
     ``(start, end)``. `source` and `value` are assumed NFC-normalized and
     `value` trimmed (parsing and masking do that before they call here);
     `label` is an uppercase label (only ``PERSON`` changes anything).
+    `runs`, when given, must be ``list(digit_runs(source))``: a caller that
+    looks for many values in one source (the masker) finds the runs once.
 
     >>> [(o.start, o.end, o.literal) for o in find_occurrences("010 1234 5678", "PHONE", "1234")]
     [(4, 8, True)]
@@ -339,9 +318,10 @@ def find_occurrences(source: str, label: str, value: str) -> list[Occurrence]:
                 found[start, end] = found.get((start, end), False) or literal
             start = source.find(spelling, start + 1)
     if value and is_numeric_value(value):
-        for start, end in numeric_spans(source, (digit_sequence(value),)):
+        for start, end in numeric_spans(source, (digit_sequence(value),), runs):
             found[start, end] = found.get((start, end), False) or source[start:end] == value
-    return [Occurrence(start, end, literal) for (start, end), literal in sorted(found.items())]
+    spans = sorted(found.items()) if len(found) > 1 else found.items()
+    return [Occurrence(start, end, literal) for (start, end), literal in spans]
 
 
 def has_match(source: str, label: str, value: str) -> bool:
@@ -361,196 +341,3 @@ def has_match(source: str, label: str, value: str) -> bool:
     return bool(value) and is_numeric_value(value) and bool(
         numeric_spans(source, (digit_sequence(value),))
     )
-
-
-class PatternTable(NamedTuple):
-    """The patterns of one candidate set, built once and scanned once (the masker's table).
-
-    Every pattern has an *owner*, the label its match is masked with. One
-    spelling can come from several candidates: a literal prediction beats a
-    variant generated from another prediction, and among equals the
-    type-priority order of `LABELS` decides (SPEC section 5, step 2). Owners
-    are stored as ranks, lower wins: ``LABEL_PRIORITY[label]`` for a literal,
-    ``len(LABELS) + LABEL_PRIORITY[label]`` for a variant.
-
-    - `spelling_rank`: exact spelling (literal or PERSON variant) -> rank;
-    - `digit_rank`: digit sequence of a numeric value -> rank of its numeric
-      variants (numeric literals and variants are found in the digit runs);
-    - `searched`: the spellings the scan looks for with `str.find`; a numeric
-      literal shaped like a variant is left to the digit-run pass.
-
-    How the spellings are found depends on how many there are: a few (up to
-    24) are each searched with `str.find`, one C-speed pass each; many are
-    indexed by their first two characters, and the source is walked once per
-    distinct first character, which the alphabet in use bounds however many
-    candidates there are. Either way the cost grows linearly with the length
-    of the document.
-
-    (A named tuple rather than a frozen dataclass: one is built for every
-    document, and a tuple is several times cheaper to create.)
-
-    >>> table = PatternTable.build([("PERSON", "김가상")])
-    >>> table.longest_matches("김가상, 김 가 상님")
-    [(0, 3, 'PERSON'), (5, 10, 'PERSON')]
-    """
-
-    spelling_rank: dict[str, int]
-    digit_rank: dict[str, int]
-    searched: frozenset[str]
-
-    @classmethod
-    def build(cls, candidates: Iterable[tuple[str, str]]) -> PatternTable:
-        """Prepare the patterns of normalized ``(label, value)`` pairs.
-
-        Labels must be in `LABELS`; values NFC, trimmed and nonempty.
-        Duplicates are harmless.
-        """
-        spelling_rank: dict[str, int] = {}
-        digit_rank: dict[str, int] = {}
-        searched: set[str] = set()
-        for label, value in candidates:
-            rank = LABEL_PRIORITY[label]
-            if rank < spelling_rank.get(value, _NO_RANK):
-                spelling_rank[value] = rank
-            if label == "PERSON":
-                for variant in person_variants(value):
-                    searched.add(variant)
-                    # (the literal, if it is one of them, keeps its better rank)
-                    if rank + _VARIANT < spelling_rank.get(variant, _NO_RANK):
-                        spelling_rank[variant] = rank + _VARIANT
-            if value[0] in _NUMERIC_START:  # (a cheap test first: most values are not numeric)
-                key = _numeric_key(value)
-                if key is not None:
-                    if rank + _VARIANT < digit_rank.get(key, _NO_RANK):
-                        digit_rank[key] = rank + _VARIANT
-                    if _has_variant_shape(value, key):
-                        # Its literal is also one of its numeric variants: the
-                        # digit-run pass finds it, so it needs no search of its own.
-                        continue
-            searched.add(value)
-        return cls(spelling_rank, digit_rank, frozenset(searched))
-
-    def owner(self, spelling: str) -> str:
-        """The label of a match spelled `spelling` (KeyError if it is no pattern here)."""
-        rank = self.spelling_rank.get(spelling, _NO_RANK)
-        if rank >= _VARIANT and self.digit_rank and _NUMERIC_VARIANT.fullmatch(spelling):
-            rank = min(rank, self.digit_rank.get(digit_sequence(spelling), _NO_RANK))
-        if rank == _NO_RANK:
-            raise KeyError("the spelling is not a pattern of this table")
-        return LABELS[rank % _VARIANT]
-
-    def longest_matches(self, source: str) -> list[tuple[int, int, str]]:
-        """The matches of one left-to-right scan: ``(start, end, label)`` in source order.
-
-        At each position the longest spelling or numeric variant that respects
-        the numeric boundaries wins, and the scan continues after it, so the
-        matches never overlap. Matches of the same length are the same
-        spelling; its owner gives the label.
-        """
-        # 1. For every start, the end of the longest match starting there.
-        longest: dict[int, int] = {}
-        if self.digit_rank:
-            for start, end in _numeric_matches(source, self.digit_rank):
-                if end > longest.get(start, -1):
-                    longest[start] = end
-        if len(self.searched) <= _FEW_SPELLINGS:
-            _find_each(source, self.searched, longest)
-        else:
-            _find_indexed(source, self.searched, longest)
-
-        # 2. One sweep in source order: the longest match at the leftmost free
-        #    position wins; the scan resumes after it.
-        ranks = self.spelling_rank
-        matches: list[tuple[int, int, str]] = []
-        cursor = 0
-        for start in sorted(longest):
-            if start >= cursor:
-                cursor = longest[start]
-                spelling = source[start:cursor]
-                rank = ranks.get(spelling, _NO_RANK)
-                # A literal's rank is final; a variant may still lose to a
-                # numeric variant of a higher-priority candidate.
-                label = LABELS[rank] if rank < _VARIANT else self.owner(spelling)
-                matches.append((start, cursor, label))
-        return matches
-
-
-#: Up to this many spellings, `PatternTable` searches each one with `str.find`.
-_FEW_SPELLINGS = 24
-
-_VARIANT = len(LABELS)  # rank offset of variants (ranks below it are literals)
-_NO_RANK = 2 * len(LABELS)  # worse than every real rank
-_NUMERIC_START = frozenset("0123456789" + SEPARATORS)  # how a trimmed numeric value starts
-
-
-def _numeric_key(value: str) -> str | None:
-    """The digit sequence of a numeric value, None for any other value."""
-    digits = value.replace("-", "").replace(" ", "").replace(".", "").replace("/", "")
-    if digits.isascii() and digits.isdigit():  # fast path: the usual separators only
-        return digits
-    return _NON_DIGITS.sub("", value) if _NUMERIC_VALUE.fullmatch(value) else None
-
-
-def _has_variant_shape(value: str, key: str) -> bool:
-    """`is_numeric_variant(value)` for a numeric value whose digits are `key`."""
-    # Shortcut: a value that starts and ends with a digit and has at most 3
-    # non-digit characters in all cannot hold a gap of 4 or more.
-    if value[0] in _DIGITS and value[-1] in _DIGITS and len(value) - len(key) <= 3:
-        return True
-    return _NUMERIC_VARIANT.fullmatch(value) is not None
-
-
-def _keep_if_longer(source: str, start: int, end: int, longest: dict[int, int]) -> None:
-    """Record ``source[start:end]`` if it respects the boundaries and beats the match there."""
-    if end > longest.get(start, -1) and within_boundaries(source, start, end):
-        longest[start] = end
-
-
-def _find_each(source: str, searched: Iterable[str], longest: dict[int, int]) -> None:
-    """A few spellings: search each one (all its occurrences) with `str.find`."""
-    size = len(source)
-    for spelling in searched:
-        start = source.find(spelling)
-        if start == -1:  # (an absent spelling costs one pass and nothing more)
-            continue
-        # Only a spelling that starts (ends) with a digit can break a boundary.
-        check_start = spelling[0] in _DIGITS
-        check_end = spelling[-1] in _DIGITS
-        while start != -1:
-            end = start + len(spelling)
-            if not (
-                (check_start and start > 0 and source[start - 1] in _DIGITS)
-                or (check_end and end < size and source[end] in _DIGITS)
-                or end <= longest.get(start, -1)
-            ):
-                longest[start] = end
-            start = source.find(spelling, start + 1)
-
-
-def _find_indexed(source: str, searched: Iterable[str], longest: dict[int, int]) -> None:
-    """Many spellings: index them by their first two characters, walk each first character.
-
-    Where a first character occurs, the next two characters pick the few
-    spelling lengths worth a look-up; spellings of one character are keyed
-    by that character alone.
-    """
-    searched = set(searched)
-    lengths: dict[str, set[int]] = {}
-    for spelling in searched:
-        lengths.setdefault(spelling[:2], set()).add(len(spelling))
-    size = len(source)
-    for first in {prefix[0] for prefix in lengths}:
-        single = first in searched
-        digit_first = first in _DIGITS
-        start = source.find(first)
-        while start != -1:
-            # (inside a number, the boundary rule rules out every spelling)
-            if not (digit_first and start > 0 and source[start - 1] in _DIGITS):
-                if single:
-                    _keep_if_longer(source, start, start + 1, longest)
-                for length in lengths.get(source[start : start + 2], ()):
-                    end = start + length
-                    # (a slice past the end is shorter than asked: check the end first)
-                    if end <= size and source[start:end] in searched:
-                        _keep_if_longer(source, start, end, longest)
-            start = source.find(first, start + 1)

@@ -27,7 +27,6 @@ is `piilab.tokenization`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -38,8 +37,7 @@ from piilab.tokenization import Candidate
 __all__ = ["ParsedOutput", "parse_model_output", "remove_think_blocks"]
 
 _THINK_OPEN = "<think>"
-#: The leftmost complete block, shortest first (`.*?` is lazy; DOTALL crosses lines).
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
+_THINK_CLOSE = "</think>"
 
 
 @dataclass(frozen=True)
@@ -69,21 +67,56 @@ def remove_think_blocks(text: str) -> str:
     'c</think>rest'
     >>> remove_think_blocks("<think>never closed")
     '<think>never closed'
+
+    One pass, linear in the length of `text` (searching again after each
+    removal, or trying every unclosed ``<think>`` against the rest of the text,
+    is quadratic: 20,000 unclosed tags took seconds). The kept text is built
+    in `out`. Both tags end with ``>``, so a tag is complete exactly when a
+    ``>`` is appended: then the end of `out` is looked at. ``opened`` is where
+    the leftmost ``<think>`` of `out` starts; a ``</think>`` after it closes the
+    leftmost shortest block, which is cut off `out`. What is left before the
+    cut holds no ``<think>``, and a tag that the cut joins together (``<thi``
+    before it, ``nk>`` after it) is found when its ``>`` arrives, as a search
+    of the text after the removal would find it.
     """
-    search_from = 0
-    while (block := _THINK_BLOCK.search(text, search_from)) is not None:
-        text = text[: block.start()] + text[block.end() :]
-        # Before the removed block there was no "<think>" (else the leftmost
-        # block would have started there); only a "<think>" that straddles the
-        # cut can be new, so the next search may start just before the cut.
-        search_from = max(0, block.start() - len(_THINK_OPEN) + 1)
-    return text
+    if _THINK_CLOSE not in text or _THINK_OPEN not in text:
+        return text  # nothing can be removed (a removal is what joins new tags)
+    out: list[str] = []
+    opened: int | None = None
+    for piece in text.split(">"):
+        out.extend(piece)
+        out.append(">")
+        if opened is None and "".join(out[-7:]) == _THINK_OPEN:
+            opened = len(out) - 7
+        elif opened is not None and "".join(out[-8:]) == _THINK_CLOSE:
+            del out[opened:]
+            opened = None
+    out.pop()  # the ">" after the last piece
+    return "".join(out)
+
+
+def _allowed_types(allowed_types: Iterable[str]) -> frozenset[str]:
+    """The normalized allowed types; a bare string or a non-string member is refused."""
+    if isinstance(allowed_types, str | bytes):
+        raise TypeError("allowed_types must be a collection of labels, not one string "
+                        "(write ('PERSON',), not 'PERSON')")
+    try:
+        types = list(allowed_types)
+    except TypeError:
+        raise TypeError("allowed_types must be a collection of labels") from None
+    if not all(isinstance(label, str) for label in types):
+        raise TypeError("allowed_types must hold only strings (labels)")
+    return frozenset(normalize_label(label) for label in types)
 
 
 def parse_model_output(
     output: str, source_text: str, allowed_types: Iterable[str] = LABELS
 ) -> ParsedOutput:
     """Parse ``TYPE<TAB>VALUE`` rows and check each against the source (SPEC section 3).
+
+    `allowed_types` is a collection of labels (a tuple, list or set of
+    strings); a single string such as ``"PERSON"`` is refused with `TypeError`
+    rather than read as its characters, which would drop every row.
 
     >>> parsed = parse_model_output("<think>hmm</think>person\\t김가상\\nPHONE\\t010-0000-0000",
     ...                             "김 가 상 고객님")
@@ -94,10 +127,12 @@ def parse_model_output(
     >>> parsed.parse_success
     True
     """
+    if not isinstance(output, str) or not isinstance(source_text, str):
+        raise TypeError("parse_model_output takes the output and the source as strings")
+    allowed = _allowed_types(allowed_types)
     # 1. NFC.
     output = nfc(output)
     source = nfc(source_text)
-    allowed = frozenset(normalize_label(label) for label in allowed_types)
 
     # 2. Think blocks.
     output = remove_think_blocks(output)

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypedDict
 
 from piilab.dataset import read_jsonl
+from piilab.errors import PiilabError
 from piilab.files import PRIVATE_MODE, write_atomic
 from piilab.labels import LABELS
 from piilab.parsing import parse_model_output
@@ -40,7 +41,7 @@ class Prediction(TypedDict):
     parse_success: bool
 
 
-class PredictionError(ValueError):
+class PredictionError(PiilabError):
     """A prediction row that cannot be used: `index` (0-based), the row's id if it has one,
     and the reason. The message never quotes an output."""
 

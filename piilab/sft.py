@@ -68,6 +68,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from piilab.errors import PiilabError
 from piilab.labels import LABEL_DESCRIPTIONS, LABELS
 
 __all__ = [
@@ -86,7 +87,6 @@ __all__ = [
     "has_generation_markers",
     "length_stats",
     "prepare_training_dataset",
-    "prompt_setting",
     "read_prompt_setting",
     "system_prompt",
     "system_prompt_text",
@@ -117,7 +117,7 @@ REASONS: dict[str, str] = {
 }
 
 
-class LossMaskError(ValueError):
+class LossMaskError(PiilabError):
     """An example cannot be trained with a correct loss mask.
 
     `reason` is one of the codes in `REASONS`; `record_id` names the example. The
@@ -193,12 +193,6 @@ def write_prompt_setting(model_dir: str | os.PathLike, setting: str) -> None:
     system_prompt_text(setting)
     path = Path(model_dir) / PROMPT_FILE
     path.write_text(json.dumps({"system_prompt": setting}) + "\n", encoding="utf-8")
-
-
-def prompt_setting(tokenizer) -> str:
-    """The setting a loaded tokenizer carries (`load_for_inference` and `piilab.train`
-    attach it as ``tokenizer.piilab_system_prompt``); ``full`` when it carries none."""
-    return getattr(tokenizer, "piilab_system_prompt", None) or "full"
 
 
 def build_messages(record: Mapping[str, Any], system_prompt: str = "full",

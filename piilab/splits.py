@@ -37,8 +37,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from piilab.errors import PiilabError
 from piilab.labels import LABEL_PRIORITY, LABELS, nfc, normalize_label
 from piilab.matching import find_occurrences
+from piilab.records import check_record
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -62,8 +64,8 @@ DIGITS_MARK = "{DIGITS}"
 _DIGIT_RUN = re.compile(r"[0-9]+")  # ASCII digits only, as everywhere in piilab
 
 
-class SplitError(ValueError):
-    """A record cannot be audited or split (names the record id and field, never text)."""
+class SplitError(PiilabError):
+    """A record cannot be audited or split (names the record by position and the field)."""
 
 
 # --------------------------------------------------------------------------------
@@ -73,11 +75,22 @@ class SplitError(ValueError):
 
 def _field(record: Mapping, name: str, kind: type = str):
     """A required field of `record`; a missing or mistyped one raises `SplitError`."""
-    value = record.get(name) if isinstance(record, Mapping) else None
-    if not isinstance(value, kind):
-        rid = record.get("id", "?") if isinstance(record, Mapping) else "?"
-        raise SplitError(f"record {rid}: field '{name}' is missing or not a {kind.__name__}")
-    return value
+    check_record(record, where="", required={name: kind}, entities=False, error=SplitError)
+    return record[name]
+
+
+def _each(function, records: Sequence[Mapping], label: str) -> list:
+    """`function` of every record; a `SplitError` names the record as ``<label> N``.
+
+    The position, never the id: an id is data too.
+    """
+    out = []
+    for number, record in enumerate(records, 1):
+        try:
+            out.append(function(record))
+        except SplitError as exc:
+            raise SplitError(f"{label} {number}: {exc}") from None
+    return out
 
 
 def skeleton(source_text: str, entities: Iterable[Mapping]) -> str:
@@ -135,9 +148,7 @@ def _keys(record: Mapping) -> _Keys:
     try:
         skel = skeleton(source, entities)
     except (KeyError, TypeError):
-        raise SplitError(
-            f"record {record.get('id', '?')}: field 'entities' needs 'type' and 'value'"
-        ) from None
+        raise SplitError("field 'entities' needs 'type' and 'value'") from None
     return _Keys(nfc(source), family, skel)
 
 
@@ -175,7 +186,7 @@ def audit_splits(splits: Mapping[str, Sequence[Mapping]]) -> dict:
     >>> audit["pairs"]["train/test"]["shared_skeletons"], audit["groups_spanning_splits"]
     (1, 0)
     """
-    keys = {name: [_keys(r) for r in records] for name, records in splits.items()}
+    keys = {name: _each(_keys, records, f"{name} record") for name, records in splits.items()}
     ids = {name: [str(r.get("id", "?")) for r in records] for name, records in splits.items()}
 
     per_split = {}
@@ -328,8 +339,8 @@ def family_groups(records: Sequence[Mapping]) -> list[FamilyGroup]:
     >>> [g.name for g in family_groups([rec("a 1", "x"), rec("a 2", "y"), rec("b", "z")])]
     ['x+y', 'z']
     """
-    keys = [_keys(r) for r in records]
-    strata = [stratum(r) for r in records]
+    keys = _each(_keys, records, "record")
+    strata = _each(stratum, records, "record")
     uf = _UnionFind(len(records))
     # 1. Join every record to the first record that carries the same key.
     for attr in ("family", "skeleton", "source"):

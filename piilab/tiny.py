@@ -26,6 +26,13 @@ directory that ``AutoTokenizer.from_pretrained(out_dir)`` and
   nothing but this task gains nothing from instructions, and the full system
   prompt would be more than half of every example's tokens.
 
+Writing: the files are built in a staging folder and then moved into `out_dir`
+all together or not at all (`piilab.files.write_all`, ``piilab_tiny.json``
+last), so an interrupted or failed build leaves the folder as it was; the
+files of a model already there are replaced only with ``force`` (the command
+line's ``--force``). The architecture settings are checked before anything is
+built (`check_tiny_config`).
+
 The same records and seed give byte-identical files (a test checks it): the
 BPE trainer is deterministic for a byte-level model without a continuing-subword
 prefix (a test builds in a second process, under another hash seed), the
@@ -48,16 +55,24 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from piilab.errors import PiilabError
+from piilab.files import check_outputs, output_folder, staging_folder, write_all
 from piilab.sft import system_prompt_text, write_prompt_setting
 
 __all__ = [
-    "CHAT_TEMPLATE", "COPY_SPLIT", "END_OF_TURN", "PROMPT_SETTING", "TINY_CONFIG",
-    "build_tiny_model", "train_tokenizer",
+    "CHAT_TEMPLATE", "COPY_SPLIT", "END_OF_TURN", "PROMPT_SETTING", "TINY_CONFIG", "TINY_FILES",
+    "TinyModelError", "build_tiny_model", "check_tiny_config", "train_tokenizer",
 ]
+
+
+class TinyModelError(PiilabError):
+    """A tiny-model setting or input cannot be built (names the setting, never a value)."""
+
 
 END_OF_TURN = "<|im_end|>"
 START_OF_TURN = "<|im_start|>"
@@ -96,6 +111,46 @@ TINY_CONFIG: Mapping[str, Any] = {
     "tie_word_embeddings": False,
     "initializer_range": 0.02,
 }
+
+
+#: The files a tiny model directory holds (transformers may add or drop a tokenizer file
+#: between versions; the ones written are checked again before they are moved in).
+TINY_FILES: tuple[str, ...] = (
+    "config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+    "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
+    "piilab_prompt.json", "piilab_tiny.json",
+)
+
+#: Upper bounds of the integer settings (a typo must not allocate gigabytes).
+_LIMITS = {"hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 64,
+           "num_attention_heads": 64, "num_key_value_heads": 64,
+           "max_position_embeddings": 32768}
+
+
+def check_tiny_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The architecture `TINY_CONFIG` with `config`'s overrides, checked; else `TinyModelError`.
+
+    >>> check_tiny_config({"hidden_size": -5})
+    Traceback (most recent call last):
+    ...
+    piilab.tiny.TinyModelError: tiny-model setting hidden_size must be an integer from 1 to 4096
+    """
+    unknown = sorted(set(config or {}) - set(TINY_CONFIG))
+    if unknown:
+        raise TinyModelError(f"unknown tiny-model setting(s): {', '.join(unknown)}")
+    architecture = {**TINY_CONFIG, **(config or {})}
+    for name, limit in _LIMITS.items():
+        value = architecture[name]
+        if type(value) is not int or not 1 <= value <= limit:
+            raise TinyModelError(f"tiny-model setting {name} must be an integer from 1 to {limit}")
+    heads, kv_heads = architecture["num_attention_heads"], architecture["num_key_value_heads"]
+    if architecture["hidden_size"] % heads or (architecture["hidden_size"] // heads) % 2:
+        raise TinyModelError(f"tiny-model setting hidden_size must be a multiple of "
+                             f"2 x num_attention_heads ({2 * heads})")
+    if heads % kv_heads:
+        raise TinyModelError("tiny-model setting num_attention_heads must be a multiple of "
+                             "num_key_value_heads")
+    return architecture
 
 
 #: Standard deviation of the output head at initialization (see `build_tiny_model`).
@@ -166,32 +221,35 @@ def train_tokenizer(records: Iterable[Mapping[str, Any]], vocab_size: int = 2048
 def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, Any]],
                      seed: int = 0, *, vocab_size: int = 2048,
                      config: Mapping[str, Any] | None = None, copy_friendly: bool = True,
-                     system_prompt: str = PROMPT_SETTING) -> Path:
+                     system_prompt: str = PROMPT_SETTING, force: bool = True) -> Path:
     """Write the tiny tokenizer and model to `out_dir` and return its path.
 
     `records` are the training records (``source_text``, ``target_tsv``). The
     result loads with ``AutoTokenizer``/``AutoModelForCausalLM.from_pretrained``.
-    `config` overrides keys of `TINY_CONFIG` (e.g. ``{"num_hidden_layers": 2}``);
-    `system_prompt` is the setting saved with the model for training and inference.
+    `config` overrides keys of `TINY_CONFIG` (e.g. ``{"num_hidden_layers": 2}``;
+    checked by `check_tiny_config`); `system_prompt` is the setting saved with
+    the model for training and inference. The files are staged and moved in
+    all together (module docstring); with ``force=False`` a file already in
+    `out_dir` is refused (`piilab.files.OutputError`) instead of replaced.
     """
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
+    architecture = check_tiny_config(config)
     records = list(records)
     if not records:
-        raise ValueError("build_tiny_model needs at least one training record")
+        raise TinyModelError("build_tiny_model needs at least one training record")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise TinyModelError(f"{out}: exists and is not a directory")
+    if out.is_dir():  # before the work, not after
+        check_outputs([out / name for name in TINY_FILES], force=force)
 
-    unknown = sorted(set(config or {}) - set(TINY_CONFIG))
-    if unknown:
-        raise ValueError(f"unknown tiny-model setting(s): {', '.join(unknown)}")
-    architecture = {**TINY_CONFIG, **(config or {})}
     tokenizer = train_tokenizer(records, vocab_size=vocab_size, copy_friendly=copy_friendly,
                                 system_prompt=system_prompt)
     eos_id = tokenizer.convert_tokens_to_ids(END_OF_TURN)
     pad_id = tokenizer.convert_tokens_to_ids(PAD)
-    config = LlamaConfig(
+    model_config = LlamaConfig(
         vocab_size=len(tokenizer),
         bos_token_id=None,
         eos_token_id=eos_id,
@@ -202,7 +260,7 @@ def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, 
     # Draw the weights from `seed` without disturbing the caller's RNG state.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = LlamaForCausalLM(config)
+        model = LlamaForCausalLM(model_config)
         # The output head gets a larger scale than the other weights: behind the final
         # RMSNorm, the largest logit a frozen head allows is about hidden_size * HEAD_STD,
         # and LoRA does not train the head. At the usual 0.02 that bound (about 2.6)
@@ -213,9 +271,6 @@ def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, 
         bos_token_id=None, eos_token_id=eos_id, pad_token_id=pad_id, do_sample=False,
         max_new_tokens=256,
     )
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    write_prompt_setting(out, system_prompt)
     provenance = {
         "builder": "piilab.tiny.build_tiny_model",
         "architecture": {k: architecture[k] for k in ("hidden_size", "intermediate_size",
@@ -227,5 +282,15 @@ def build_tiny_model(out_dir: str | os.PathLike, records: Iterable[Mapping[str, 
         "vocab_size": len(tokenizer),
         "parameters": sum(p.numel() for p in model.parameters()),
     }
-    (out / "piilab_tiny.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+    with output_folder(out) as folder, staging_folder(folder / "model") as stage:
+        model.save_pretrained(stage)
+        tokenizer.save_pretrained(stage)
+        write_prompt_setting(stage, system_prompt)
+        (stage / "piilab_tiny.json").write_text(
+            json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+        names = sorted((p.name for p in stage.iterdir() if p.is_file()),
+                       key=lambda name: (name == "piilab_tiny.json", name))  # the marker last
+        targets = check_outputs([folder / name for name in names], force=force)
+        write_all([(target, (stage / target.name).read_bytes(),
+                    stat.S_IMODE((stage / target.name).stat().st_mode)) for target in targets])
     return out

@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from piilab.errors import PiilabError
+
 __all__ = ["NullTracker", "Tracker", "TrackingError", "default_tracking_uri", "open_tracker"]
 
 #: A string parameter must look like an identifier, a number, a path or a model id:
@@ -41,7 +43,7 @@ __all__ = ["NullTracker", "Tracker", "TrackingError", "default_tracking_uri", "o
 _SAFE_STRING = re.compile(r"^[A-Za-z0-9._\-/:+,=@]{0,200}$")
 
 
-class TrackingError(ValueError):
+class TrackingError(PiilabError):
     """A value that may not be tracked (the message names the key, never the value)."""
 
 

@@ -46,9 +46,19 @@ model (the tiny model saves ``none``), else ``full``. Budgets are in steps
 (``max_steps``); ``max_train_seconds`` also stops a run at a wall-clock limit
 (the schedule is not shortened, so prefer steps).
 
-How `TrainConfig` reaches TRL and PEFT: fields listed in `SFT_FIELDS` go to
-`SFTConfig` under the same name, fields in `LORA_FIELDS` to `LoraConfig` under
-the name given there; a new TRL option is one line in that list.
+How `TrainConfig` reaches TRL and PEFT is declared in `piilab.train_config`
+(standard library only, testable without a model): `lora_kwargs` and
+`sft_kwargs` build the arguments of `LoraConfig` and `SFTConfig` from the
+pass-through fields (`LORA_FIELDS`, `SFT_FIELDS`), the derived ones
+(`DERIVED_SFT`) and the fixed ones (`FIXED_SFT`, `FIXED_LORA`), each with its
+reason. `TrainConfig`, `load_config` and `ConfigError` live there too and are
+re-exported here. `build_trainer` is loading plus those calls.
+
+The system-prompt setting travels explicitly: `PreparedRun.prompt_setting`
+and `TrainResult.prompt_setting` carry it (pass it to
+`piilab.inference.generate` as ``system_prompt``), and it is saved beside the
+adapter (``piilab_prompt.json``), where `piilab.inference.load_for_inference`
+reads it back.
 
 Deliberate limits: single-turn examples only, no evaluation during training (the
 course evaluates generated predictions with `piilab.evaluation` instead of a
@@ -65,7 +75,6 @@ import json
 import logging
 import os
 import time
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,35 +87,27 @@ from piilab.generator import GENERATOR_VERSION
 from piilab.models import resolve_model
 from piilab.sft import prepare_training_dataset, read_prompt_setting, write_prompt_setting
 from piilab.tracking import open_tracker
+from piilab.train_config import (
+    DEFAULT_TARGET_MODULES,
+    LORA_FIELDS,
+    SFT_FIELDS,
+    ConfigError,
+    Hardware,
+    TrainConfig,
+    checkpointing_name,
+    hyperparameters,
+    load_config,
+    lora_kwargs,
+    sft_kwargs,
+)
 
 __all__ = [
-    "LORA_FIELDS", "SFT_FIELDS", "ConfigError", "PreparedRun", "TrainConfig", "TrainResult",
-    "build_trainer", "load_config", "resolve_hardware", "train",
+    "DEFAULT_TARGET_MODULES", "LORA_FIELDS", "SFT_FIELDS", "ConfigError", "Hardware",
+    "PreparedRun", "TrainConfig", "TrainResult", "build_trainer", "load_config",
+    "resolve_hardware", "train",
 ]
 
 logger = logging.getLogger("piilab.train")
-
-DEFAULT_TARGET_MODULES: tuple[str, ...] = (
-    "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj",
-)
-
-
-#: `TrainConfig` fields that `SFTConfig` takes under the same name.
-SFT_FIELDS: tuple[str, ...] = (
-    "max_steps", "num_train_epochs", "learning_rate", "per_device_train_batch_size",
-    "gradient_accumulation_steps", "max_length", "warmup_steps", "lr_scheduler_type",
-    "weight_decay", "seed", "logging_steps", "train_sampling_strategy",
-)
-
-#: `TrainConfig` fields that `LoraConfig` takes, and their names there.
-LORA_FIELDS: Mapping[str, str] = {
-    "lora_r": "r", "lora_alpha": "lora_alpha", "lora_dropout": "lora_dropout",
-    "lora_target_modules": "target_modules",
-}
-
-
-class ConfigError(ValueError):
-    """A training configuration is malformed (names the key, never data)."""
 
 
 def resolve_prompt_setting(setting: str, model_path: str | os.PathLike) -> str:
@@ -133,141 +134,9 @@ def _time_limit(seconds: float):
     return TimeLimit()
 
 
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything a training run needs; every field is a hyperparameter or a path.
-
-    `model` is a hub id (``Qwen/Qwen2.5-0.5B-Instruct``) or a local directory.
-    ``init_adapter`` (LoRA only) continues training from a saved adapter directory
-    instead of a fresh adapter (the LoRA shape then comes from that adapter).
-    ``method`` is ``lora`` or ``full``; ``system_prompt`` is ``auto``, ``full``,
-    ``short`` or ``none`` (see `piilab.sft.SYSTEM_PROMPTS`).
-    ``max_steps > 0`` wins over ``num_train_epochs``. ``max_train_records``
-    keeps the first N training records (file order) for quick runs.
-    ``tracking_uri=None`` means the local store in the run directory;
-    ``track=False`` switches tracking off.
-    """
-
-    model: str
-    method: str = "lora"
-    system_prompt: str = "auto"
-    init_adapter: str | None = None
-    output_dir: str = "runs/lora"
-    data_dir: str = "data"
-    train_split: str = "train"
-    max_train_records: int | None = None
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
-    lora_target_modules: tuple[str, ...] = DEFAULT_TARGET_MODULES
-    max_steps: int = -1
-    num_train_epochs: float = 1.0
-    learning_rate: float = 2e-4
-    per_device_train_batch_size: int = 8
-    gradient_accumulation_steps: int = 1
-    max_length: int = 512
-    drop_truncated: bool = False
-    warmup_steps: float = 0.0
-    lr_scheduler_type: str = "linear"
-    weight_decay: float = 0.0
-    train_sampling_strategy: str = "random"
-    max_train_seconds: float | None = None
-    logging_steps: int = 1
-    seed: int = 0
-    precision: str = "auto"
-    gradient_checkpointing: str | bool = "auto"
-    merge: bool = False
-    track: bool = True
-    tracking_uri: str | None = None
-    experiment_name: str = "piilab"
-    run_name: str | None = None
-    progress: bool = True
-
-    def __post_init__(self):
-        if isinstance(self.lora_target_modules, list | str):
-            modules = (self.lora_target_modules if isinstance(self.lora_target_modules, list)
-                       else [self.lora_target_modules])
-            object.__setattr__(self, "lora_target_modules", tuple(modules))
-        if self.method not in ("lora", "full"):
-            raise ConfigError("method must be lora or full")
-        if self.system_prompt not in ("auto", "full", "short", "none"):
-            raise ConfigError("system_prompt must be one of auto, full, short, none")
-        if self.init_adapter is not None and self.method != "lora":
-            raise ConfigError("init_adapter continues a LoRA adapter: it needs method lora")
-        if self.max_train_seconds is not None and not self.max_train_seconds > 0:
-            raise ConfigError("max_train_seconds must be a positive number of seconds")
-        if self.precision not in ("auto", "fp32", "bf16", "fp16"):
-            raise ConfigError("precision must be one of auto, fp32, bf16, fp16")
-        if self.gradient_checkpointing not in ("auto", True, False):
-            raise ConfigError("gradient_checkpointing must be auto, true or false")
-        if self.max_steps <= 0 and self.num_train_epochs <= 0:
-            raise ConfigError("set max_steps > 0 or num_train_epochs > 0")
-        for key in ("per_device_train_batch_size", "gradient_accumulation_steps", "max_length",
-                    "lora_r", "logging_steps"):
-            if int(getattr(self, key)) < 1:
-                raise ConfigError(f"{key} must be at least 1")
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> TrainConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(f"unknown configuration key(s): {', '.join(unknown)}")
-        if "model" not in values:
-            raise ConfigError("the configuration needs 'model' (a hub id or a local path)")
-        try:
-            return cls(**values)
-        except TypeError as exc:
-            raise ConfigError(str(exc)) from None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["lora_target_modules"] = list(self.lora_target_modules)
-        return out
-
-    def replace(self, **changes: Any) -> TrainConfig:
-        return TrainConfig.from_mapping({**self.to_dict(), **changes})
-
-
-def load_config(path: str | os.PathLike, **overrides: Any) -> TrainConfig:
-    """Read a JSON or TOML configuration file; `overrides` (not None) win.
-
-    Relative ``data_dir``/``output_dir`` are kept as written (relative to the
-    working directory, like every path the CLI takes).
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
-    try:
-        values = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: malformed configuration ({exc})") from None
-    if not isinstance(values, dict):
-        raise ConfigError(f"{path}: the configuration must be an object")
-    values = {k: v for k, v in values.items() if not k.startswith("_")}  # "_comment" keys
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return TrainConfig.from_mapping(values)
-
-
 # ---------------------------------------------------------------------------
 # Hardware
 # ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """What `resolve_hardware` decided: device, precision, checkpointing."""
-
-    device: str  # "cuda" or "cpu"
-    precision: str  # "fp32", "bf16" or "fp16"
-    gradient_checkpointing: bool
-
-    @property
-    def dtype_name(self) -> str:
-        """The dtype the base weights are loaded in."""
-        return {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}[self.precision]
 
 
 def resolve_hardware(precision: str = "auto", gradient_checkpointing: str | bool = "auto",
@@ -344,6 +213,8 @@ class TrainResult:
     tokenizer: Any = field(default=None, repr=False, compare=False)
     #: False in the other processes of a multi-GPU run (they write no files).
     main_process: bool = True
+    #: The system-prompt setting the model was trained with (give it to `generate`).
+    prompt_setting: str = "full"
 
 
 def _numeric(logs: Mapping[str, Any]) -> dict[str, float]:
@@ -370,15 +241,6 @@ def _make_callback(tracker, log_path: Path, history: list[tuple[int, float]], ma
     return MetricsCallback()
 
 
-def _hyperparameters(config: TrainConfig, hw: Hardware) -> dict[str, Any]:
-    keys = ("model", "method", "system_prompt", "init_adapter", "train_split", "max_train_records",
-            *LORA_FIELDS, *SFT_FIELDS, "drop_truncated", "max_train_seconds", "merge")
-    params = {k: getattr(config, k) for k in keys}
-    params.update(device=hw.device, precision=hw.precision,
-                  gradient_checkpointing=hw.gradient_checkpointing)
-    return params
-
-
 @dataclass(frozen=True)
 class PreparedRun:
     """A trainer ready to run: what `build_trainer` returns and `train` runs."""
@@ -389,6 +251,8 @@ class PreparedRun:
     tokenizer: Any = field(repr=False)
     records: tuple = field(repr=False)
     report: Any = field(repr=False)  # piilab.sft.LossMaskReport
+    #: The resolved system-prompt setting the examples were built with.
+    prompt_setting: str = "full"
 
     @property
     def main_process(self) -> bool:
@@ -405,7 +269,6 @@ def build_trainer(config: TrainConfig | Mapping[str, Any],
     (see `prepare_training_dataset`), before any model is loaded.
     """
     import torch
-    from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.trainer_callback import PrinterCallback
     from trl import SFTConfig, SFTTrainer
@@ -426,14 +289,12 @@ def build_trainer(config: TrainConfig | Mapping[str, Any],
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.piilab_system_prompt = setting
     dataset, report = prepare_training_dataset(tokenizer, records, config.max_length,
                                                drop_truncated=config.drop_truncated,
                                                system_prompt=setting)
 
     # 3. The model, in the precision chosen for this hardware, and its trainer.
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=getattr(torch, hw.dtype_name))
-    peft_config = None
     if config.init_adapter is not None:
         from peft import PeftModel
 
@@ -441,30 +302,15 @@ def build_trainer(config: TrainConfig | Mapping[str, Any],
         if not (adapter / "adapter_config.json").is_file():
             raise ConfigError(f"{adapter}: not an adapter directory (init_adapter)")
         model = PeftModel.from_pretrained(model, adapter, is_trainable=True)
-    elif config.method == "lora":
-        lora = {peft_name: getattr(config, name) for name, peft_name in LORA_FIELDS.items()}
-        # PEFT's shortcut "all-linear" is a string; module names go as a list.
-        modules = lora["target_modules"]
-        lora["target_modules"] = "all-linear" if modules == ("all-linear",) else list(modules)
-        peft_config = LoraConfig(**lora, bias="none", task_type="CAUSAL_LM")
-    args = SFTConfig(
-        output_dir=str(Path(config.output_dir) / "trainer"),
-        **{name: getattr(config, name) for name in SFT_FIELDS},
-        completion_only_loss=True,  # the labels already say so; explicit for every TRL 1.x
-        data_seed=config.seed,
-        bf16=hw.precision == "bf16",
-        fp16=hw.precision == "fp16",
-        use_cpu=hw.device == "cpu",
-        **_checkpointing_args(SFTConfig, hw.gradient_checkpointing),
-        save_strategy="no",
-        eval_strategy="no",
-        report_to="none",  # tracking is ours, through piilab.tracking (no config dumps)
-        disable_tqdm=not config.progress,
-        ddp_find_unused_parameters=False,
-        dataloader_num_workers=0,
-    )
+    lora = lora_kwargs(config)
+    if lora is not None:
+        from peft import LoraConfig
+
+        lora = LoraConfig(**lora)
+    checkpointing = checkpointing_name(f.name for f in dataclasses.fields(SFTConfig))
+    args = SFTConfig(**sft_kwargs(config, hw, checkpointing=checkpointing))
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset,
-                         processing_class=tokenizer, peft_config=peft_config)
+                         processing_class=tokenizer, peft_config=lora)
     if config.max_train_seconds is not None:
         trainer.add_callback(_time_limit(config.max_train_seconds))
     if not config.progress:
@@ -472,7 +318,7 @@ def build_trainer(config: TrainConfig | Mapping[str, Any],
         # (timings included) to stdout; library code prints nothing, so drop it. Losses
         # still reach the tracker and train.log through our own callback.
         trainer.remove_callback(PrinterCallback)
-    return PreparedRun(config, hw, trainer, tokenizer, tuple(records), report)
+    return PreparedRun(config, hw, trainer, tokenizer, tuple(records), report, setting)
 
 
 def train(config: TrainConfig | Mapping[str, Any],
@@ -507,7 +353,7 @@ def train(config: TrainConfig | Mapping[str, Any],
                                tags={"piilab_version": __version__,
                                      **{f"data.{k}": v for k, v in version.items()}})
     try:
-        tracker.log_params(_hyperparameters(config, run.hardware))
+        tracker.log_params(hyperparameters(config, run.hardware))
         tracker.log_params(counts)
         result = _fit_and_save(run, out, tracker, main, version, counts)
     except BaseException:
@@ -549,10 +395,10 @@ def _fit_and_save(run: PreparedRun, out: Path, tracker, main: bool, version: dic
             run.tokenizer.save_pretrained(adapter_dir)
         else:
             _record_base_alias(adapter_dir, config.model)
-        write_prompt_setting(adapter_dir, run.tokenizer.piilab_system_prompt)
+        write_prompt_setting(adapter_dir, run.prompt_setting)
         if config.merge and config.method == "lora":
             merged_dir = _merge(config.model, adapter_dir, out / "merged", hw, run.tokenizer)
-            write_prompt_setting(merged_dir, run.tokenizer.piilab_system_prompt)
+            write_prompt_setting(merged_dir, run.prompt_setting)
         _write_json(out / "train_config.json", {
             "config": config.to_dict(), "hardware": dataclasses.asdict(hw),
             "data": version, "piilab_version": __version__, "packages": package_versions()})
@@ -565,7 +411,7 @@ def _fit_and_save(run: PreparedRun, out: Path, tracker, main: bool, version: dic
     model.eval()
     return TrainResult(out, adapter_dir, merged_dir, metrics, tuple(history),
                        run.report.to_dict(), tracker.uri, tracker.run_id, hw, model,
-                       run.tokenizer, main)
+                       run.tokenizer, main, run.prompt_setting)
 
 
 def _record_base_alias(adapter_dir: Path, model: str) -> None:
@@ -578,17 +424,6 @@ def _record_base_alias(adapter_dir: Path, model: str) -> None:
         values = json.loads(path.read_text(encoding="utf-8"))
         values["base_model_name_or_path"] = model
         path.write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def _checkpointing_args(config_class, enabled: bool) -> dict[str, Any]:
-    """Activation checkpointing on or off. transformers 5 renamed the option
-    (``gradient_checkpointing`` -> ``activation_checkpointing``); TRL's default for
-    the old name is True, so the value is always given explicitly."""
-    names = {f.name for f in dataclasses.fields(config_class)}
-    name = "activation_checkpointing" if "activation_checkpointing" in names \
-        else "gradient_checkpointing"
-    # Non-reentrant checkpointing works with frozen base weights (LoRA) and under DDP.
-    return {name: enabled, f"{name}_kwargs": {"use_reentrant": False} if enabled else None}
 
 
 def _merge(model_id: str, adapter_dir: Path, merged_dir: Path, hw: Hardware, tokenizer) -> Path:

@@ -7,6 +7,7 @@ import random
 import re
 
 import pytest
+from conftest import record
 
 from piilab import augment
 from piilab.augment import (
@@ -16,7 +17,6 @@ from piilab.augment import (
     augment_records,
     build_value_pools,
     gold_problems,
-    ordered_entities,
     pool_key,
     value_split,
 )
@@ -26,11 +26,7 @@ from piilab.splits import audit_splits, family_split, leak_free
 
 
 def rec(text, pairs, rid="r1", language="ko"):
-    entities = ordered_entities(text, pairs)
-    return {"id": rid, "split": "train", "language": language, "source_text": text,
-            "entities": entities,
-            "target_tsv": "\n".join(f"{e['type']}\t{e['value']}" for e in entities),
-            "template_id": "fam"}
+    return record(text, *pairs, id=rid, language=language)
 
 
 @pytest.fixture(scope="module")

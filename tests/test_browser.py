@@ -1,6 +1,13 @@
 """The built book in a real browser: pages render, the diagram is there, quizzes react to clicks.
 
-Runs against `_build/html` (build it first: `make book-html`; `make test` does) served on
+Every chapter page, in both languages, is measured at the review's two widths: 1366 px (every
+code cell's text is its source, after the page's scripts ran; no code, output or shell block
+and no table is wider than the column; figures are numbered per track) and a 390 px phone (the
+page and its header fit the screen). Search finds Japanese compounds and Korean names and keeps
+to the track it was asked from.
+
+Runs against `_build/html` (build it first: `make book-html`; `make test` does; or
+`$PIILAB_BOOK_SITE`) served on
 127.0.0.1, in Debian's Chromium driven by Playwright. Requests to any other host are blocked,
 so the test needs no network. Screenshots go to `test-artifacts/` for a human to look at.
 
@@ -13,6 +20,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +31,9 @@ from _browser import launched
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parent.parent
-SITE = REPO / "_build" / "html"
+#: The built book: `_build/html`, or `$PIILAB_BOOK_SITE` (a book built elsewhere, with
+#: `jupyter-book build . --path-output DIR`: DIR/_build/html).
+SITE = Path(os.environ.get("PIILAB_BOOK_SITE") or REPO / "_build" / "html")
 ARTIFACTS = REPO / "test-artifacts"
 
 #: (page, text its heading must contain, text its body must contain)
@@ -180,8 +190,7 @@ DESKTOP = {"width": 1366, "height": 900}
 SCROLL_EXCEPTIONS: set[tuple[str, str]] = set()
 
 _MEASURE = """() => {
-  const blocks = [...document.querySelectorAll(
-      "article div.cell_input pre, article div.cell_output pre, article div.output pre")];
+  const blocks = [...document.querySelectorAll("article pre")];
   return blocks
     .filter(el => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
     .map(el => [el.scrollWidth - el.clientWidth, el.textContent.trim().slice(0, 60)]);
@@ -200,6 +209,63 @@ _PIPE_TABLE_TEXT = """() => {
 }"""
 
 
+#: Tables wider than the text column (px over, first header).
+_WIDE_TABLES = """() => {
+  const article = document.querySelector("article.bd-article");
+  const style = getComputedStyle(article);
+  const right = article.getBoundingClientRect().right - parseFloat(style.paddingRight);
+  const boxes = (t) => {  // the table and every box around it up to the article
+    const found = [];
+    for (let el = t; el && el !== article; el = el.parentElement) found.push(el);
+    return found;
+  };
+  return [...document.querySelectorAll("article table")]
+    .filter(t => t.offsetParent !== null)
+    .map(t => [Math.max(t.getBoundingClientRect().right - right,
+                        ...boxes(t).map(el => el.scrollWidth - el.clientWidth)),
+               (t.querySelector("th, td") || t).textContent.trim().slice(0, 40)])
+    .filter(([over]) => over > 1)
+    .map(([over, text]) => [Math.round(over), text]);
+}"""
+#: Every code cell's text as the reader sees (and the copy button copies) it.
+_CODE_CELLS = """() => [...document.querySelectorAll("article div.cell_input pre")]
+  .map(el => el.textContent)"""
+#: Figure numbers of the page's captions, as shown.
+_FIGURE_NUMBERS = """() => [...document.querySelectorAll("article figcaption span.caption-number")]
+  .map(el => el.textContent.trim())"""
+
+
+def _code_sources(page_name: str) -> list[str]:
+    """The code cells of a chapter's source that its page shows (not `remove-input` or
+    `remove-cell`), with the placeholders the book's extension expands at build time. The
+    source is the copy Sphinx wrote next to the page (`_sources/`), so a page is compared with
+    what it was built from."""
+    import jupytext
+    import yaml
+
+    from piilab.course.links import CourseLinks
+
+    config = yaml.safe_load((REPO / "_config.yml").read_text("utf-8"))
+    links = CourseLinks.from_config(config)
+    built_from = SITE / "_sources" / f"{page_name}.md"
+    source = built_from if built_from.is_file() else REPO / f"{page_name}.md"
+    notebook = jupytext.read(source, fmt="md:myst")
+    return [links.expand(cell.source) for cell in notebook.cells
+            if cell.cell_type == "code"
+            and not {"remove-input", "remove-cell"} & set(cell.metadata.get("tags", []))]
+
+
+def _twin_figure_numbers(page_name: str) -> list[str]:
+    """The figure numbers of the other track's page, read from its HTML file."""
+    import re
+
+    lang = page_name.split("/")[1]
+    twin = page_name.replace(f"/{lang}/", f"/{'ja' if lang == 'en' else 'en'}/")
+    text = (SITE / f"{twin}.html").read_text("utf-8")
+    return re.findall(r'<figcaption>\s*<p><span class="caption-number">(?:Fig\.|図)\s*(\d+)',
+                      text)
+
+
 @pytest.fixture
 def desktop_page(browser, site_url):
     context = browser.new_context(viewport=DESKTOP, locale="en-US")
@@ -216,10 +282,26 @@ def test_chapter_reads_well_at_desktop_width(desktop_page, site_url, page_name):
     page.goto(f"{site_url}/{page_name}.html", wait_until="load")
     lang = page_name.split("/")[1]
 
-    # No code or output block scrolls sideways (outputs wrap; code fits 88 characters).
+    # The code the reader sees (and copies) is the source, character for character: the
+    # page's scripts translate the theme's labels only, never code.
+    shown = [text.strip("\n") for text in page.evaluate(_CODE_CELLS)]
+    assert shown == [source.strip("\n") for source in _code_sources(page_name)], page_name
+
+    # No code, output or shell block scrolls sideways (outputs and shell blocks wrap; code
+    # fits 88 characters), and every table fits the column.
     overflowing = [(px, text) for px, text in page.evaluate(_MEASURE)
                    if (page_name, text) not in SCROLL_EXCEPTIONS]
     assert not overflowing, f"{page_name}: blocks wider than the column: {overflowing}"
+    assert page.evaluate(_WIDE_TABLES) == [], f"{page_name}: tables wider than the column"
+
+    # Figures are numbered per track: a chapter and its twin show the same numbers.
+    numbers = page.evaluate(_FIGURE_NUMBERS)
+    prefix = "図 " if lang == "ja" else "Fig. "
+    assert all(n.startswith(prefix) for n in numbers), (page_name, numbers)
+    assert [n.removeprefix(prefix).rstrip(".") for n in numbers] == \
+        _twin_figure_numbers(page_name), (page_name, numbers)
+    if page_name.endswith("/01_architecture"):
+        assert numbers[:1] == [f"{prefix}1"], numbers  # the track's first figure
 
     # Computed tables are HTML tables, not pipes left as text.
     assert page.evaluate(_PIPE_TABLE_TEXT) == [], f"{page_name}: a Markdown table left as text"
@@ -265,3 +347,105 @@ def test_the_last_english_chapter_does_not_lead_into_japanese(desktop_page, site
     desktop_page.goto(f"{site_url}/{japanese[0]}.html", wait_until="load")
     prev = desktop_page.locator("a.left-prev")
     assert prev.count() == 0 or "/en/" not in (prev.get_attribute("href") or "")
+
+
+# ---------------------------------------------------------------------------- a phone
+MOBILE = {"width": 390, "height": 844}
+#: Pages measured on a phone: every chapter, both languages, and the glossary.
+MOBILE_PAGES = [*CHAPTER_PAGES, "book/ja/glossary"]
+
+_HEADER_OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth;
+  return [...document.querySelectorAll(".bd-header-article .btn, .bd-header .btn")]
+    .filter(el => el.offsetParent !== null)
+    .map(el => el.getBoundingClientRect())
+    .filter(box => box.right > width + 1 || box.left < -1)
+    .map(box => Math.round(box.right - width));
+}"""
+
+
+@pytest.fixture
+def mobile_page(browser, site_url):
+    context = browser.new_context(viewport=MOBILE, device_scale_factor=2, is_mobile=True,
+                                  has_touch=True, locale="en-US")
+    page = context.new_page()
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(site_url)
+               else route.abort())
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("page_name", MOBILE_PAGES)
+def test_page_fits_a_phone(mobile_page, site_url, page_name):
+    page = mobile_page
+    page.goto(f"{site_url}/{page_name}.html", wait_until="load")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= MOBILE["width"], f"{page_name}: the page is {width} px wide on a phone"
+    assert page.evaluate(_HEADER_OVERFLOW) == [], f"{page_name}: header buttons off-screen"
+    # Japanese pages, the glossary included, are Japanese documents.
+    lang = page_name.split("/")[1]
+    assert page.locator("html").get_attribute("lang") == lang
+    if page_name.endswith("/03_tokenization"):
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"mobile-{lang}-03.png"))
+
+
+# ---------------------------------------------------------------------------- search
+
+def _search(page, site_url: str, query: str, track: str | None = None) -> list[str]:
+    """The result links the search page shows for `query` (all, or those of `track`)."""
+    from urllib.parse import quote
+
+    extra = f"&piilab_lang={track}" if track else ""
+    page.goto(f"{site_url}/search.html?q={quote(query)}{extra}", wait_until="load")
+    page.locator("#search-results p.search-summary, #search-results .search-summary").first \
+        .wait_for(timeout=20_000)
+    links = page.locator("#search-results li a")
+    return [links.nth(i).get_attribute("href") or "" for i in range(links.count())
+            if links.nth(i).is_visible()]
+
+
+def _pages_containing(text: str) -> set[str]:
+    """The built pages whose article text contains `text` literally."""
+    import html
+    import re
+
+    found = set()
+    for path in (SITE / "book").glob("*/*.html"):
+        page = path.read_text("utf-8")
+        article = page[page.find("<article"):page.rfind("</article>")]
+        article = re.sub(r"<(script|style)\b.*?</\1>", "", article, flags=re.S | re.I)
+        if text in html.unescape(re.sub(r"<[^>]+>", "", article)):
+            found.add(path.relative_to(SITE).with_suffix("").as_posix())
+    return found
+
+
+def _found(hrefs: list[str]) -> set[str]:
+    return {href.split("?")[0].split("#")[0].removesuffix(".html") for href in hrefs}
+
+
+@pytest.mark.parametrize("query", [
+    "過剰マスキング",   # a Japanese compound (the old index split it, the query did not)
+    "김가상",           # a Korean name, in code and outputs
+    "주민등록번호",     # a Korean compound
+])
+def test_search_finds_korean_and_japanese_words(page, site_url, query):
+    expected = _pages_containing(query)
+    assert expected, f"no page contains {query!r}: pick another word"
+    found = _found(_search(page, site_url, query))
+    assert expected <= found, (query, sorted(expected - found))
+
+
+def test_search_stems_english_words(page, site_url):
+    assert _found(_search(page, site_url, "leaks")) == _found(_search(page, site_url, "leak"))
+
+
+def test_search_keeps_to_the_track_it_was_asked_from(page, site_url):
+    both = _search(page, site_url, "김가상")
+    assert any("book/en/" in h for h in both) and any("book/ja/" in h for h in both), both
+    japanese = _search(page, site_url, "김가상", track="ja")
+    assert japanese and all("book/ja/" in h for h in japanese), japanese
+    # A Japanese page's search box asks for the Japanese track.
+    page.goto(f"{site_url}/book/ja/03_tokenization.html", wait_until="load")
+    assert page.locator("form.bd-search input[name='piilab_lang']").first \
+        .get_attribute("value") == "ja"

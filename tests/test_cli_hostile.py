@@ -441,7 +441,7 @@ CASES = [
           ("value-is-nan", '{"[PHONE_1]": "x", "[PERSON_1]": NaN}',
            "entry 2: value must be a string"),
           ("key-is-a-value", json.dumps({SECRET: "[PERSON_1]"}), "entry 1: key is not a token"),
-          ("truncated", '{"[PERSON_1]": "' + SECRET, "not valid JSON"),
+          ("truncated", '{"[PERSON_1]": "' + SECRET, "malformed JSON"),
       ]),
     # --- non-finite and negative resplit targets ----------------------------------------------
     *(Case(f"resplit-targets-{name}", ["resplit", "data", "--out", "new", f"--targets={targets}"],
@@ -504,7 +504,7 @@ CASES = [
     # --- commands without the train extra ------------------------------------------------
     Case("predict-without-the-train-extra",
          ["predict", "--model", "model", "--data-dir", "data", "--out", "p.jsonl"],
-         (folder("model"),), fault=no_train_extra,
+         (folder("model"), put("model/config.json", "{}")), fault=no_train_extra,
          says="this command needs the train extra: pip install 'piilab[train]'"),
     Case("tiny-model-without-the-train-extra",
          ["tiny-model", "--out", "tiny", "--data-dir", "data"], fault=no_train_extra,
@@ -787,3 +787,476 @@ def test_files_doctests_pass(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     assert doctest.testmod(files).failed == 0
+
+
+# --- one regression test per defect of issue 26 ----------------------------------------------
+
+
+def _three(tmp_path: Path) -> list[Path]:
+    return [write(tmp_path, name, f"old {name}") for name in ("a", "b", "c")]
+
+
+def _replace_then(exc: BaseException, call: int, monkeypatch: pytest.MonkeyPatch,
+                  after: bool) -> None:
+    """``os.replace`` raises `exc` on its `call`-th call, before renaming or just after."""
+    real, counter = os.replace, itertools.count(1)
+
+    def fake(src, dst, *args, **kwargs):
+        if next(counter) == call:
+            if after:
+                real(src, dst, *args, **kwargs)
+            raise exc
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", fake)
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["before-rename", "after-rename"])
+@pytest.mark.parametrize("call", [1, 2, 3])
+def test_26_d1_an_interruption_inside_any_rename_leaves_the_old_files(tmp_path, monkeypatch,
+                                                                      call, after):
+    files = _three(tmp_path)
+    with monkeypatch.context() as faults, pytest.raises(KeyboardInterrupt):
+        _replace_then(KeyboardInterrupt(), call, faults, after)
+        write_all([(path, f"new {path.name}".encode(), None) for path in files])
+    assert [p.read_text() for p in files] == ["old a", "old b", "old c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("call", [1, 2, 3, 4])
+def test_26_d1_generate_force_interrupted_after_a_rename_keeps_the_old_dataset(
+        run, tmp_path, monkeypatch, call):
+    old = make_dataset(tmp_path)
+    before = snapshot(old)
+    with monkeypatch.context() as faults:
+        _replace_then(KeyboardInterrupt(), call, faults, after=True)
+        code, out, err = run("generate", "--out", "data", "--force")
+    assert code == 130 and err.startswith("piilab: error: interrupted") and out == ""
+    assert snapshot(old) == before
+    assert run("verify", "data")[0] == 0
+
+
+def test_26_d2_stdin_is_an_input_of_mask_and_unmask(tmp_path):
+    import subprocess
+
+    doc_files(tmp_path)
+    before = snapshot(tmp_path)
+    for argv, source in ((["mask", "--candidates", "cands.tsv", "--out", "doc.txt", "--force"],
+                          "doc.txt"),
+                         (["unmask", "--mapping", "map.json", "--out", "masked.txt", "--force"],
+                          "masked.txt")):
+        with (tmp_path / source).open("rb") as stdin:
+            done = subprocess.run([sys.executable, "-m", "piilab", *argv], cwd=tmp_path,
+                                  stdin=stdin, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (f"piilab: error: {source}: is the same file as the input "
+                               "<stdin>\n")
+    assert snapshot(tmp_path) == before
+
+
+def test_26_d3_export_ner_and_tiny_model_keep_existing_outputs_without_force(run, tmp_path):
+    make_dataset(tmp_path)
+    write(tmp_path, "ner/export_manifest.json", "{}")
+    write(tmp_path, "tiny/config.json", "{}")
+    before = snapshot(tmp_path)
+    code, _, err = run("export-ner", "data", "--tokenizer", "no-such-tokenizer", "--out", "ner")
+    assert code == 2 and "export_manifest.json: exists; use --force" in err
+    code, _, err = run("tiny-model", "--out", "tiny", "--data-dir", "data")
+    assert code == 2 and "config.json: exists; use --force" in err
+    assert snapshot(tmp_path) == before
+
+
+def test_26_d3_tiny_model_is_staged_so_an_interruption_leaves_no_half_model(
+        run, tmp_path, monkeypatch):
+    pytest.importorskip("transformers", reason="needs the train extra")
+    make_dataset(tmp_path)
+    with monkeypatch.context() as faults:
+        _replace_then(KeyboardInterrupt(), 3, faults, after=True)
+        code, _, err = run("tiny-model", "--out", "tiny", "--data-dir", "data",
+                           "--hidden-size", "16", "--layers", "1")
+    assert code == 130, err
+    assert not (tmp_path / "tiny").exists()  # created by the run, removed with it
+    assert run("tiny-model", "--out", "tiny", "--data-dir", "data", "--hidden-size", "16",
+               "--layers", "1")[0] == 0
+    assert (tmp_path / "tiny" / "piilab_tiny.json").is_file()
+    assert not [p for p in (tmp_path / "tiny").iterdir() if p.name.startswith(".piilab-")]
+
+
+def test_26_d4_d17_resplit_names_bad_records_by_line_never_by_id(run, tmp_path):
+    make_dataset(tmp_path)
+    with_record(tmp_path, "train", 2, id=SECRET)
+    with_record(tmp_path, "train", 5, id=SECRET)
+    code, _, err = run("resplit", "data", "--out", "new")
+    assert code == 2 and "train.jsonl:6: duplicate id (first at data/train.jsonl:3)" in err
+    assert SECRET not in err
+    make_dataset(tmp_path, "two")
+    path = tmp_path / "two" / "train.jsonl"
+    record = json.loads(path.read_bytes().split(b"\n")[3])
+    record["id"], record["source_text"] = "ID-" + SECRET, "no value here"
+    replace_line(path, 3, json.dumps(record).encode())
+    code, _, err = run("resplit", "two", "--out", "new", "--augment", "1")
+    assert code == 2 and "two/train.jsonl:4: invalid gold annotation" in err
+    assert SECRET not in err and "ID-" not in err and not (tmp_path / "new").exists()
+
+
+def test_26_d4_d17_export_ner_validates_records_and_ids_by_line(run, tmp_path):
+    from piilab.ner import NERDataError, export_ner_dataset
+
+    make_dataset(tmp_path)
+    with_record(tmp_path, "train", 1, id=4821)
+    code, _, err = run("export-ner", "data", "--tokenizer", "no-such", "--out", "ner")
+    assert code == 2 and "data/train.jsonl:2: field 'id' must be str" in err
+    assert not (tmp_path / "ner").exists()
+    one = _record("train", 0)
+    with pytest.raises(NERDataError, match=r"^b.jsonl:1: duplicate id \(first at a.jsonl:1\)$"):
+        export_ner_dataset({"train": [one], "test": [dict(one)]}, None, tmp_path / "x",
+                           where={"train": ["a.jsonl:1"], "test": ["b.jsonl:1"]})
+    with pytest.raises(NERDataError, match="field 'id' is missing or not a string"):
+        export_ner_dataset({"train": [{**one, "id": 7}]}, None, tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
+def _seconds(function, argument) -> float:
+    import time
+
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        function(argument)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _grows_linearly(function, make, small: int) -> float:
+    """Time at 4x the size over time at 1x: about 4 when linear, 16 when quadratic."""
+    return _seconds(function, make(4 * small)) / max(_seconds(function, make(small)), 1e-4)
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: "a" * n,  # the EMAIL local part, tried at every position
+    lambda n: "가" * n,  # the Korean ADDRESS prefix
+    lambda n: " ".join(f"u{i}@example.com" for i in range(n // 16)),  # many matches
+    lambda n: "010-0123-4567 " * (n // 14),
+], ids=["letters", "hangul", "emails", "phones"])
+def test_26_d5_the_baseline_is_linear_in_the_document(make):
+    from piilab.baseline import baseline_output
+
+    assert _grows_linearly(baseline_output, make, 20_000) < 8
+
+
+def test_26_d5_linear_rules_find_what_the_plain_patterns_find():
+    import re as regex
+
+    from piilab.baseline import RULES, _finditer
+
+    texts = ["a@b.com.x@y.org", "x a@b.co-c@d.org and q@r.net", "mail: jo.hn+1@ex-ample.com.",
+             "서울특별시 강남구 테헤란로 12호서울특별시 강남구 역삼로 3", "@@a@b.cc", ""]
+    for rule in RULES:
+        plain = regex.compile(rule.pattern.pattern.removeprefix(
+            rule.pattern.pattern.split(")", 1)[0] + ")")
+            if rule.pattern.pattern.startswith("(?<![") else rule.pattern.pattern)
+        for text in texts:
+            assert [m.span() for m in _finditer(rule, text)] == \
+                [m.span() for m in plain.finditer(text)], (rule.label, text)
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: "<think>" * (n // 7),
+    lambda n: "<think></think>" * (n // 15),
+    lambda n: "<think>x" * (n // 8) + "</think>",
+], ids=["unclosed", "many-blocks", "nested"])
+def test_26_d6_think_blocks_are_removed_in_linear_time(make):
+    from piilab.parsing import remove_think_blocks
+
+    assert _grows_linearly(remove_think_blocks, make, 150_000) < 8
+
+
+def test_26_d6_think_removal_equals_the_repeated_leftmost_shortest_rule():
+    import random
+    import re as regex
+
+    from piilab.parsing import remove_think_blocks
+
+    block = regex.compile(r"<think>.*?</think>", regex.DOTALL)
+
+    def reference(text: str) -> str:  # SPEC section 3, step 2, literally
+        while (found := block.search(text)) is not None:
+            text = text[:found.start()] + text[found.end():]
+        return text
+
+    rng = random.Random(26)
+    atoms = ["<think>", "</think>", "<thi", "nk>", "</th", "ink>", "<", ">", "/", "a", "\n"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 12)))
+        assert remove_think_blocks(text) == reference(text), text
+
+
+HUGE = "9" * 5000
+
+
+def test_26_d7_a_huge_number_is_an_error_naming_file_and_line(run, tmp_path):
+    make_dataset(tmp_path)
+    replace_line(tmp_path / "data" / "test.jsonl", 1, b'{"n": ' + HUGE.encode() + b"}")
+    code, _, err = run("verify", "data")
+    assert code == 1 and "test.jsonl:2: a number has more digits than Python reads" in err
+    make_dataset(tmp_path, "clean")
+    write(tmp_path, "preds.jsonl", '{"id": ' + HUGE + "}\n")
+    code, _, err = run("evaluate", "--records", "clean/test.jsonl", "--predictions",
+                       "preds.jsonl")
+    assert code == 2 and "preds.jsonl:1: a number has more digits" in err
+    doc_files(tmp_path)
+    write(tmp_path, "map.json", '{"[PERSON_1]": ' + HUGE + "}")
+    code, _, err = run(*unmask_args("--out", "back.txt"))
+    assert code == 2 and "map.json: a number has more digits" in err
+    assert err.count("\n") == 1
+
+
+def test_26_d8_verify_reports_a_list_language_as_a_failure(run, tmp_path):
+    make_dataset(tmp_path)
+    with_record(tmp_path, "validation", 1, language=["en"])
+    code, _, err = run("verify", "data")
+    assert code == 1 and "validation.jsonl:2: field 'language' must be str" in err
+
+
+def _forged_model(root: Path, marker: str | None = None) -> Path:
+    from dataclasses import asdict
+
+    from piilab.models import MODELS
+
+    folder = root / "models" / "smollm2-135m"
+    (folder / "gguf").mkdir(parents=True)
+    source = MODELS["smollm2-135m"]
+    (folder / "config.json").write_text("{}")
+    (folder / "gguf" / Path(source.member).name).write_bytes(b"not the model")
+    (folder / "piilab_model.json").write_text(
+        marker if marker is not None else json.dumps({**asdict(source), "files": {}}))
+    return folder
+
+
+@pytest.mark.parametrize(("marker", "says"), [
+    (None, "not the pinned GGUF file"),
+    ("{broken", "piilab_model.json: malformed JSON"),
+    ("[]", "piilab_model.json: not a model record"),
+], ids=["forged", "corrupt-marker", "not-an-object"])
+def test_26_d9_fetch_model_hashes_a_cached_folder(run, tmp_path, monkeypatch, marker, says):
+    monkeypatch.setenv("PIILAB_CACHE", str(tmp_path / "cache"))
+    folder = _forged_model(tmp_path / "cache", marker)
+    code, out, err = run("fetch-model", "smollm2-135m")
+    assert code == 2 and says in err and "--force" in err and "verified" not in out
+    assert str(folder) in err
+    assert err.count("\n") == 1
+
+
+def test_26_d9_a_changed_converted_file_is_found(tmp_path):
+    from piilab.models import MODELS, ModelError, _file_hashes, _sha256, verify_model_dir
+
+    folder = _forged_model(tmp_path)
+    source = MODELS["smollm2-135m"]
+    gguf = folder / "gguf" / Path(source.member).name
+    marker = json.loads((folder / "piilab_model.json").read_text())
+    marker["files"] = _file_hashes(folder)
+    (folder / "piilab_model.json").write_text(json.dumps(marker))
+    fake_pins = {"gguf_sha256": _sha256(gguf)}
+    import dataclasses
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(MODELS, "smollm2-135m", dataclasses.replace(source, **fake_pins))
+        marker["gguf_sha256"] = fake_pins["gguf_sha256"]
+        (folder / "piilab_model.json").write_text(json.dumps(marker))
+        assert "2 files against" in verify_model_dir("smollm2-135m", folder)["verified"]
+        (folder / "config.json").write_text('{"x": 1}')
+        with pytest.raises(ModelError, match=r"config\.json: SHA-256 differs"):
+            verify_model_dir("smollm2-135m", folder)
+        (folder / "extra.safetensors").write_bytes(b"")
+        with pytest.raises(ModelError, match="not in its record"):
+            verify_model_dir("smollm2-135m", folder)
+
+
+_KILLED_WRITER = """
+import os, signal, sys
+from pathlib import Path
+from piilab.files import write_all
+real, calls = os.replace, []
+def replace(src, dst):
+    real(src, dst)
+    calls.append(dst)
+    if len(calls) == int(sys.argv[2]):
+        os.kill(os.getpid(), signal.SIGKILL)
+os.replace = replace
+folder = Path(sys.argv[1])
+write_all([(folder / name, b"new " + name.encode(), 0o600) for name in ("a", "b", "c")])
+"""
+
+
+@pytest.mark.parametrize("killed_after", [1, 2, 3])
+def test_26_d10_a_later_run_undoes_and_removes_what_a_killed_run_left(tmp_path, killed_after):
+    import subprocess
+
+    from piilab.files import recover
+
+    files = _three(tmp_path)
+    done = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(tmp_path),
+                           str(killed_after)], capture_output=True, timeout=60)
+    assert done.returncode == -9
+    left = [p.name for p in tmp_path.iterdir() if p.name.startswith(".piilab-")]
+    assert any(name.endswith(".jnl") for name in left) and any(
+        name.endswith(".bak") for name in left)  # hard links to the old content
+    assert recover(tmp_path) == len(left)
+    assert [p.read_text() for p in files] == ["old a", "old b", "old c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c"]
+
+
+def test_26_d10_a_write_into_the_folder_cleans_up_first(tmp_path):
+    import subprocess
+
+    files = _three(tmp_path)
+    subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(tmp_path), "2"], timeout=60)
+    write_atomic(tmp_path / "d", b"d")  # any later write into the folder
+    assert [p.read_text() for p in files] == ["old a", "old b", "old c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize(("name", "call", "renamed"), [
+    ("fsync", 2, False),  # while staging: the old dataset stays
+    ("replace", 2, True),  # between two renames: held back until all four are in place
+])
+def test_26_d10_sigterm_ends_a_command_like_ctrl_c(run, tmp_path, monkeypatch, name, call,
+                                                   renamed):
+    import signal
+
+    old = make_dataset(tmp_path, seed=7)
+    before = snapshot(old)
+    real, counter = getattr(os, name), itertools.count(1)
+
+    def fake(*args, **kwargs):
+        result = real(*args, **kwargs)
+        if next(counter) == call:
+            signal.raise_signal(signal.SIGTERM)
+        return result
+
+    previous = signal.getsignal(signal.SIGTERM)
+    with monkeypatch.context() as faults:
+        faults.setattr(os, name, fake)
+        code, out, err = run("generate", "--out", "data", "--force")
+    assert signal.getsignal(signal.SIGTERM) is previous  # main put the handler back
+    assert code == 143 and err == ("piilab: error: interrupted by SIGTERM (every output is as "
+                                   "before or complete: none half-written)\n") and out == ""
+    assert (snapshot(old) != before) == renamed
+    assert run("verify", "data")[0] == 0
+    assert not [p for p in old.iterdir() if p.name.startswith(".piilab-")]
+
+
+def test_26_d11_an_interruption_at_start_up_is_one_line(run, monkeypatch):
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    code, out, err = run("stats", "data")
+    assert code == 130 and err.startswith("piilab: error: interrupted") and err.count("\n") == 1
+    assert out == ""
+
+
+def _finance_build_dir(root: Path) -> Path:
+    folder = root / "fin"
+    folder.mkdir()
+    good = {"source_text": "x", "masked_text": "x", "privacy_mask": [], "language": "en",
+            "split": "train", "uid": "domain/en/train/a/000001", "source_dataset": "domain",
+            "tokens": ["x"], "token_classes": ["O"]}
+    write(folder, "train.jsonl", "\n".join([json.dumps(good), "[1, 2]", "{broken",
+                                            '{"n": ' + HUGE + "}"]) + "\n")
+    write(folder, "validation.jsonl", json.dumps({**good, "split": "validation"}) + "\n")
+    write(folder, "train.parquet", b"PAR1 not parquet")
+    write(folder, "validation.parquet", b"")
+    write(folder, "build_report.json", "{not json")
+    write(folder, "README.md", b"\xff")
+    return folder
+
+
+def test_26_d12_finance_verify_fails_checks_instead_of_crashing(run, tmp_path):
+    pytest.importorskip("bpe_openai", reason="needs the finance extra")
+    pytest.importorskip("pyarrow", reason="needs the finance extra")
+    from piilab.finance.verify import verify_build
+
+    report = verify_build(_finance_build_dir(tmp_path))
+    assert not report.ok
+    assert {"train.jsonl:2", "train.jsonl:3", "train.jsonl:4"} <= set(report.examples["schema"])
+    assert report.failed["parquet"] == 2 and report.failed["card"] >= 2
+    code, out, err = run("finance", "verify", "fin")
+    assert code == 2 and "Traceback" not in out + err
+    assert "(first at train.jsonl:3, train.jsonl:4, train.jsonl:2, validation.jsonl:1)" in out
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["generate", "--out", "big", "--scale", "1000000000"], "the limit is --scale 100"),
+    (["generate", "--out", "big", "--profile", "wide", "--records", "10000000000"],
+     "the limit is --records 1,000,000"),
+    (["finance", "build", "--out", "big", "--rows", "1000000000000"],
+     "the limit is --rows 500,000"),
+], ids=["scale", "wide-records", "finance-rows"])
+def test_26_d13_sizes_have_a_limit_and_an_estimate(run, tmp_path, argv, says):
+    code, _, err = run(*argv)
+    assert code == 2 and says in err and "would write" in err and "about" in err
+    assert not (tmp_path / "big").exists()
+
+
+def test_26_d13_a_size_larger_than_the_free_space_is_refused(run, tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1, 1, 1000))
+    code, _, err = run("generate", "--out", "big", "--scale", "2")
+    assert code == 2 and "only 1.0 kB is free" in err and not (tmp_path / "big").exists()
+
+
+def test_26_d14_finance_build_on_a_full_disk_leaves_no_empty_folder(run, tmp_path, monkeypatch):
+    pytest.importorskip("bpe_openai", reason="needs the finance extra")
+    from piilab.finance import build
+
+    def full(out, rows, *, force=False):
+        Path(out).mkdir(mode=0o700, exist_ok=True)
+        raise OSError(errno.ENOSPC, "No space left on device", str(Path(out) / "train.jsonl"))
+
+    monkeypatch.setattr(build, "build_rows", lambda rows, seed: object())
+    monkeypatch.setattr(build, "write_build", full)
+    code, _, err = run("finance", "build", "--out", "fin", "--rows", "20")
+    assert code == 2 and "No space left" in err and not (tmp_path / "fin").exists()
+
+
+def test_26_d15_predict_and_tiny_model_say_what_is_wrong(run, tmp_path):
+    make_dataset(tmp_path)
+    (tmp_path / "empty").mkdir()
+    code, _, err = run("predict", "--model", "empty", "--data-dir", "data", "--out", "p.jsonl")
+    assert code == 2 and "empty: holds no model (config.json) and no adapter" in err
+    code, _, err = run("tiny-model", "--out", "tiny", "--data-dir", "data", "--hidden-size", "-5")
+    assert code == 2 and "hidden_size must be an integer from 1 to 4096" in err
+    code, _, err = run("tiny-model", "--out", "tiny", "--data-dir", "data", "--hidden-size", "10")
+    assert code == 2 and "multiple of 2 x num_attention_heads (8)" in err
+    assert not (tmp_path / "tiny").exists() and not (tmp_path / "p.jsonl").exists()
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["generate", "--out", "x", "--scale", "many"],
+     "argument --scale: invalid int value: 'many' (see: piilab generate --help)"),
+    (["mask", "--in", "doc.txt"], "the following arguments are required: --candidates"),
+    (["no-such-command"], "invalid choice: 'no-such-command'"),
+    (["stats", "a\nb\x1b[2J"], "a\\nb\\x1b[2J/train.jsonl: file is missing"),
+], ids=["invalid-int", "missing", "unknown-command", "newline-in-path"])
+def test_26_d16_usage_errors_and_paths_make_one_line(run, argv, says):
+    code, out, err = run(*argv)
+    assert code == 2 and err.startswith("piilab: error: ") and err.count("\n") == 1
+    assert says in err and out == ""
+
+
+def test_26_d18_library_arguments_are_checked():
+    from piilab import parse_model_output, reassemble_text
+
+    with pytest.raises(TypeError, match="string"):
+        reassemble_text(None, {})
+    with pytest.raises(TypeError, match="entry 1"):
+        reassemble_text("[PERSON_1]", {"[PERSON_1]": None})
+    with pytest.raises(TypeError, match="mapping"):
+        reassemble_text("[PERSON_1]", [("[PERSON_1]", "x")])
+    with pytest.raises(TypeError, match="not one string"):
+        parse_model_output("PERSON\tKim", "Kim", allowed_types="PERSON")
+    with pytest.raises(TypeError, match="only strings"):
+        parse_model_output("PERSON\tKim", "Kim", allowed_types=[None])
+    assert parse_model_output("PERSON\tKim", "Kim", allowed_types=("PERSON",)).candidates

@@ -134,7 +134,7 @@ def test_malformed_candidates_fail_without_writing_or_echoing(run, files, candid
 @pytest.mark.parametrize(
     ("mapping", "reason"),
     [
-        ('{"[PERSON_1]": "김가상",', "not valid JSON"),
+        ('{"[PERSON_1]": "김가상",', "malformed JSON"),
         ('["김가상"]', "expected a JSON object"),
         ('{"김가상": "[PERSON_1]"}', "entry 1: key is not a token"),
         ('{"[PERSON_1]": 1234}', "entry 1"),

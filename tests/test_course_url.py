@@ -245,6 +245,10 @@ EXTRA_OF = {
     # the finance dataset (chapter 09): o200k tokens (bpe-openai) and its Parquet files
     "piilab.finance": "finance",
     "bpe_openai": "finance",
+    # masking a corpus (chapter 10): Ray Data, and pyarrow for the Parquet files
+    "piilab.corpus_mask": "scale",
+    "ray": "scale",
+    "pyarrow": "scale",
 }
 #: Third-party modules Colab already has.
 ON_COLAB = {"matplotlib", "numpy", "pandas", "IPython", "nbformat", "yaml", "jsonschema"}

@@ -160,3 +160,61 @@ def test_flag_messages_state_the_rule_not_the_answer():
         message = check_prediction_lines(wrong, lang="en").message
         assert "True" not in message.split("is wrong", 1)[1]
         assert "False" not in message.split("is wrong", 1)[1]
+
+
+# ---------------------------------------------------------------------------- exercise 4: no leaks
+
+from piilab.course.exercises.ch07 import check_mask_everything  # noqa: E402
+
+TRADE_OFF_RECORDS = [
+    {"id": "t-1", "source_text": "고객 김가상 님\n연락처 010-0123-4567",
+     "entities": [{"type": "PERSON", "value": "김가상"},
+                  {"type": "PHONE", "value": "010-0123-4567"}]},
+    {"id": "t-2", "source_text": "Dear Mina Cho, thank you.",
+     "entities": [{"type": "PERSON", "value": "Mina Cho"}]},
+]
+
+
+def _on_records(answer, *, lang):
+    return check_mask_everything(answer, TRADE_OFF_RECORDS, lang=lang)
+
+
+def _every_line(text):
+    return "\n".join(f"PERSON\t{line}" for line in text.split("\n") if line.strip())
+
+
+def _every_word(text):
+    return "\n".join(f"PERSON\t{word}" for word in text.split())
+
+
+def test_masking_every_line_leaks_nothing_and_the_verdict_states_the_cost():
+    assert all(result.ok for result in _both(_on_records, _every_line))
+    en = check_mask_everything(_every_line, TRADE_OFF_RECORDS, lang="en")
+    assert "over-redaction 1.000" in str(en) and "F1 0.000" in str(en)
+
+
+def test_masking_word_by_word_leaks_the_space_inside_a_name():
+    en, ja = _both(_on_records, _every_word)
+    assert not en.ok and not ja.ok
+    assert "1 of 2 documents still leak" in str(en)
+    assert "Mina" not in str(en) and "Mina" not in str(ja)  # no value is quoted
+
+
+def test_a_model_that_finds_the_gold_values_passes_without_over_redaction():
+    def exact(text):
+        record = next(r for r in TRADE_OFF_RECORDS if r["source_text"] == text)
+        return "\n".join(f"{e['type']}\t{e['value']}" for e in record["entities"])
+
+    result = check_mask_everything(exact, TRADE_OFF_RECORDS, lang="en")
+    assert result.ok and "over-redaction 0.000" in str(result) and "F1 1.000" in str(result)
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    ("PERSON\tMina Cho", "pass your function itself"),
+    (lambda text: None, "record t-1: the function must return"),
+    (lambda text: "", "2 of 2 documents still leak"),
+])
+def test_wrong_answers_to_the_trade_off_get_a_specific_message(answer, hint):
+    en, ja = _both(_on_records, answer)
+    assert not en.ok and not ja.ok
+    assert hint in str(en)

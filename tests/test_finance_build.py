@@ -19,6 +19,7 @@ pytest.importorskip("pyarrow", reason="needs the finance extra: pip install -e '
 
 from piilab import cli
 from piilab.bioes import bioes_to_spans
+from piilab.errors import PiilabError
 from piilab.finance import build as B
 from piilab.finance import card as C
 from piilab.finance import templates as TPL
@@ -194,11 +195,42 @@ def _mini_split(*masks):
              "privacy_mask": list(masks[i]) if i < len(masks) else []} for i in range(4)]
 
 
-def test_the_builder_asserts_disjoint_pools():
+def test_the_builder_refuses_shared_pools_with_a_build_error_not_an_assert():
     card = [{"label": "CARD_NUMBER", "value": "4111-1111-1111-1116"}]
     B._check_split_rows({"train": _mini_split(card), "validation": _mini_split()})
-    with pytest.raises(AssertionError, match="share 1 values"):
+    with pytest.raises(B.BuildError, match="share 1 values") as caught:
         B._check_split_rows({"train": _mini_split(card), "validation": _mini_split(card)})
+    assert "4111" not in str(caught.value)
+    # One base for every library error; RuntimeError kept for code that caught it before.
+    assert issubclass(B.BuildError, PiilabError) and issubclass(B.BuildError, RuntimeError)
+
+
+def test_the_builder_reads_its_label_map_from_the_taxonomy_file(monkeypatch):
+    import piilab.taxonomy as taxonomy
+    from piilab.generator import make_record
+
+    records = (make_record(42, "train", "ko", i) for i in range(200))
+    record = next(r for r in records if any(e["type"] == "DOB" for e in r["entities"]))
+    assert "DATE" in {label for *_, label in B._course_spans(record)}
+    shipped = taxonomy.load_taxonomy()
+    table = dict(shipped.mapping("experiment", "finance"))
+    table["DOB"] = taxonomy.LabelMapping("DOB", None, "none", "dropped for this test")
+    edited = taxonomy.Taxonomy(shipped.version, shipped.label_sets, shipped.descriptions,
+                               {**shipped.mappings, ("experiment", "finance"): table})
+    monkeypatch.setattr(taxonomy, "load_taxonomy", lambda path=None: edited)
+    labels = {label for *_, label in B._course_spans(record)}
+    assert "DATE" not in labels and labels  # the edited file decides, nothing restated
+
+
+def test_only_a_trailing_zip_code_is_split_off_an_address():
+    first, second = "12 Oak St, Austin, TX 78701", "9 Elm St, Reno, NV"
+    text = f"{first} and {second}"
+    at = text.index(second)
+    spans = [(0, len(first), "ADDRESS"), (at, len(text), "ADDRESS")]
+    zip_at = first.index("78701")
+    assert B._split_zip(text, spans) == [(0, zip_at - 1, "ADDRESS"),
+                                         (zip_at, len(first), "ZIPCODE"),
+                                         (at, len(text), "ADDRESS")]
 
 
 def test_the_builder_refuses_a_cvc_without_a_card_and_an_en_share_out_of_band():
@@ -280,6 +312,38 @@ def test_build_report_holds_counts_only(built):
     assert all(isinstance(v, int) for v in report["redrawn_misaligned_by_cluster"].values())
 
 
+def test_the_build_records_the_course_generator_and_manifest_it_replays(built):
+    from piilab.generator import GENERATOR_VERSION
+
+    _, out = built
+    report = json.loads((out / "build_report.json").read_text())
+    assert report["course_generator_version"] == GENERATOR_VERSION
+    # The default corpus at seed 42 is the committed one: its manifest's hash, computed apart.
+    committed = (Path(__file__).resolve().parent.parent / "data" / "manifest.json").read_bytes()
+    assert report["course_manifest_sha256"] == hashlib.sha256(committed).hexdigest()
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"generator {GENERATOR_VERSION}" in card and report["course_manifest_sha256"] in card
+
+
+#: SHA-256 of the files of the 800-row, seed-42 build. The four row files are the ones the
+#: build wrote before issue 23 (one rule per function: nothing in the rows may change); the
+#: report and the card were re-pinned once, when they began to record the course generator
+#: version and manifest hash (a planned change).
+PINNED_800 = {
+    "README.md": "9fe2d42eb8df53cc2eb79fa2588bfb5f938080fbf1b17679347a832e95913796",
+    "build_report.json": "0cb82bcecbc18df43c82c959c39ff96dbc8a3753db48ceb96b2e702971d5fcde",
+    "train.jsonl": "c41078530b906f0920dc322035fb9924423eb0910e982dacfc40b49825c5d52e",
+    "train.parquet": "e8199ccc73002f155c8daa60c48de64f9a22fa4769504ae050e731eb8290de54",
+    "validation.jsonl": "5ff422ea4bed0f2feb4b146d948ee857e6b22710c1fd12e4d03a13aca09e20ef",
+    "validation.parquet": "f3a08ea2c4cde12a7ada31c4caa1d2d886dfd4bd71318a76dc464a94956202d2",
+}
+
+
+def test_the_build_is_byte_identical_to_the_pinned_one(built):
+    _, out = built
+    assert _hashes(out) == PINNED_800
+
+
 # --- verify --------------------------------------------------------------------------
 
 
@@ -344,6 +408,21 @@ def test_verify_catches_a_real_domain_email(built, tmp_path, capsys):
     assert report.failed["EMAIL"] == 1 and not report.ok
     assert cli.main(["finance", "verify", str(copy)]) == 2
     assert "gmail" not in capsys.readouterr().out
+
+
+def test_verify_catches_a_build_of_another_course_generator(built, tmp_path):
+    import shutil
+
+    _, out = built
+    for key, edit in (("course_generator_version", "0.9.0"),
+                      ("course_manifest_sha256", "0" * 64)):
+        copy = tmp_path / key
+        shutil.copytree(out, copy)
+        report = json.loads((copy / "build_report.json").read_text())
+        report[key] = edit
+        (copy / "build_report.json").write_text(json.dumps(report))
+        result = verify_build(copy)
+        assert result.failed["course_generator"] == 1 and not result.ok, key
 
 
 def test_verify_reports_missing_files(tmp_path):

@@ -23,7 +23,10 @@ def _values(label: str, language: str, n: int = DRAWS, ctx: dict | None = None) 
 
 
 def test_doctests_pass():
-    for module in (V, TPL):
+    from piilab import pools, safe_values
+    from piilab.finance import spec
+
+    for module in (V, TPL, pools, safe_values, spec):
         assert doctest.testmod(module).failed == 0
 
 
@@ -153,3 +156,55 @@ def test_reused_slots_repeat_one_value_and_fresh_slots_draw_new_ones():
     rendered = TPL.render(family, random.Random(3), "train")
     names = [rendered.text[s:e] for s, e, _ in rendered.spans]
     assert names[0] == names[2] and len({names[0], names[1], names[3]}) == 3
+
+
+# --- one pool partition, one home for safe ranges and decoys ------------------------------
+
+
+def test_one_partition_serves_the_md5_pools_and_the_sha256_augmentation_pool():
+    import hashlib
+
+    from piilab.augment import pool_key, value_split
+    from piilab.pools import PartitionError, partition
+
+    rng = random.Random(7)
+    for _ in range(300):
+        value = f"{rng.randrange(10**6)}-{rng.choice(['Kim', 'park', '김가상'])}"
+        # The card's rule, computed here by hand: MD5 of the normalized form, 4 bytes, 0.2.
+        point = int.from_bytes(hashlib.md5(V.normalize_value(value).encode()).digest()[:4],
+                               "big") / 2**32
+        assert V.pool_split(value) == ("validation" if point < 0.2 else "train")
+        assert value_split(value) == partition(pool_key(value), {"train": 0.8,
+                                               "validation": 0.1, "test": 0.1},
+                                               digest="sha256", salt="piilab-pool:")
+    with pytest.raises(PartitionError):
+        partition("x", {"a": 1.0}, digest="crc32")
+    with pytest.raises(PartitionError):
+        partition("x", {"a": 0.0})
+
+
+def test_both_generators_draw_switchboards_from_the_one_set_of_company_prefixes():
+    from piilab import generator, safe_values
+    from piilab import templates as course_vocabulary
+
+    assert set(TPL.KO_SWITCHBOARD_DRAW) <= set(safe_values.KO_SWITCHBOARD_PREFIXES)
+    assert set(course_vocabulary.KO_SWITCHBOARD_PREFIXES) <= set(
+        safe_values.KO_SWITCHBOARD_PREFIXES)
+    rng = random.Random(3)
+    for make in (lambda: TPL._decoy("SWITCHBOARD", rng, "ko"),
+                 lambda: generator._decoy("SWITCHBOARD", rng, "ko")):
+        for _ in range(200):
+            prefix, _, rest = make().partition("-")
+            assert prefix in safe_values.KO_SWITCHBOARD_PREFIXES and re.fullmatch(r"\d{4}", rest)
+
+
+def test_both_generators_write_phones_in_the_unassigned_ranges():
+    from piilab import generator
+
+    rng = random.Random(5)
+    for make in (lambda lang: V.GENERATORS["PHONE"](rng, lang, {}),
+                 lambda lang: generator.VALUE_GENERATORS["PHONE"](rng, lang, {})):
+        for _ in range(200):
+            ko = re.split(r"[-. ]", make("ko"))
+            assert (len(ko) == 3 and ko[1][0] in "01") or (len(ko) == 1 and ko[0][3] in "01")
+            assert re.search(r"555[-. ]01\d\d$", make("en"))

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import record
 
 from piilab.dataset import read_jsonl
 from piilab.evaluation import evaluate, oracle_predictions
@@ -81,10 +82,9 @@ def test_holdout_shares_no_source_family_or_skeleton_with_the_corpus(holdout, co
 
 
 def _record(text, pairs, rid="holdout-ko-001", language="ko"):
-    entities = [{"type": t, "value": v} for t, v in pairs]
-    return {"id": rid, "split": "holdout", "language": language, "source_text": text,
-            "entities": entities, "target_tsv": "\n".join(f"{t}\t{v}" for t, v in pairs),
-            "template_id": "holdout-test"}
+    # Entities in the order given: some of these records break the order rule on purpose.
+    return record(text, *pairs, id=rid, split="holdout", language=language,
+                  template_id="holdout-test", ordered=False)
 
 
 @pytest.mark.parametrize(("pairs", "text", "reason"), [

@@ -123,10 +123,15 @@ def test_prompt_is_rendered_as_in_training(loaded, corpus):
 
     _, tokenizer = loaded
     record = corpus["test"][0]
-    setting = tokenizer.piilab_system_prompt
+    setting = loaded.prompt_setting
     assert setting == "none"  # what the tiny model was saved with, read by load_for_inference
+    assert not hasattr(tokenizer, "piilab_system_prompt")  # nothing glued to the tokenizer
     tok = tokenize_example(tokenizer, record, system_prompt=setting)
-    assert prompt_ids(tokenizer, record["source_text"]) == list(tok.input_ids[: tok.prompt_tokens])
+    prompt = prompt_ids(tokenizer, record["source_text"], system_prompt=setting)
+    assert prompt == list(tok.input_ids[: tok.prompt_tokens])
+    # None is the full prompt, the setting of a model saved without one
+    assert prompt_ids(tokenizer, record["source_text"]) == prompt_ids(
+        tokenizer, record["source_text"], system_prompt="full")
     # the setting matters: the full system prompt is another, much longer, prompt
     full = prompt_ids(tokenizer, record["source_text"], system_prompt="full")
     assert len(full) > len(tok.input_ids[: tok.prompt_tokens]) + 50
@@ -142,8 +147,7 @@ def test_an_adapter_carries_its_training_prompt_setting(adapter_dir, tmp_path):
     copy = tmp_path / "adapter"
     shutil.copytree(adapter_dir, copy)
     write_prompt_setting(copy, "short")
-    _, tokenizer = load_for_inference(copy, device="cpu")
-    assert tokenizer.piilab_system_prompt == "short"
+    assert load_for_inference(copy, device="cpu").prompt_setting == "short"
 
 
 @pytest.mark.train
@@ -190,7 +194,8 @@ def test_adapter_directory_loads_on_its_base_model(adapter_dir, tiny_dir, corpus
 
     from piilab.inference import generate, load_for_inference
 
-    model, tokenizer = load_for_inference(adapter_dir)
+    loaded = load_for_inference(adapter_dir)
+    model, tokenizer = loaded
     assert isinstance(model, PeftModel)
     base, _ = load_for_inference(tiny_dir)
     ids = torch.tensor([tokenizer("고객 김가상 님")["input_ids"]])
@@ -198,8 +203,10 @@ def test_adapter_directory_loads_on_its_base_model(adapter_dir, tiny_dir, corpus
         assert not torch.allclose(model(ids).logits, base(ids).logits)
     again, _ = load_for_inference(adapter_dir)
     texts = [r["source_text"] for r in corpus["test"][:3]]
-    assert (generate(model, tokenizer, texts, max_new_tokens=6).outputs
-            == generate(again, tokenizer, texts, max_new_tokens=6).outputs)
+    setting = loaded.prompt_setting
+    assert (generate(model, tokenizer, texts, max_new_tokens=6, system_prompt=setting).outputs
+            == generate(again, tokenizer, texts, max_new_tokens=6,
+                        system_prompt=setting).outputs)
 
 
 @pytest.mark.train
@@ -226,3 +233,74 @@ def test_cli_predict_rejects_a_missing_model_directory(data_dir, tmp_path, capsy
     assert main(["predict", "--model", str(tmp_path / "nope"), "--data-dir", str(data_dir),
                  "--out", str(tmp_path / "p.jsonl")]) == 2
     assert "not a model or adapter directory" in capsys.readouterr().err
+
+
+# --- the fast greedy path (issue 24): identical to the model.generate reference ---------------
+
+
+@pytest.fixture(scope="module")
+def stopping(tiny_dir, corpus):
+    """The tiny model with its end-of-turn row of the output layer set just above the row of
+    the token it generates most: documents then stop at different steps, so finished rows
+    leave the batch while others go on."""
+    import torch
+
+    from piilab.inference import _stop_ids, generate, load_for_inference
+
+    model, tokenizer = load_for_inference(tiny_dir, device="cpu")
+    texts = [r["source_text"] for r in corpus["test"][:12]]
+    reference = generate(model, tokenizer, texts, batch_size=4, max_new_tokens=24, fast=False)
+    ids = [tokenizer.encode(o, add_special_tokens=False) for o in reference.outputs]
+    first_steps: dict[int, set[int]] = {}  # token -> the steps where rows first emit it
+    for row in ids:
+        for step, token in enumerate(row):
+            if step not in first_steps.setdefault(token, set()) and token not in row[:step]:
+                first_steps[token].add(step)
+    chosen = max(first_steps, key=lambda t: (len(first_steps[t]), -t))
+    eot = _stop_ids(model, tokenizer)[-1]
+    with torch.no_grad():
+        head = model.get_output_embeddings().weight
+        head[eot] = head[chosen] * 1.001
+    return model, tokenizer, texts
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("batch_size", [1, 3, 5, 12])
+def test_fast_path_equals_the_reference_token_for_token(stopping, batch_size):
+    from piilab.inference import generate
+
+    model, tokenizer, texts = stopping
+    fast = generate(model, tokenizer, texts, batch_size=batch_size, max_new_tokens=24)
+    reference = generate(model, tokenizer, texts, batch_size=batch_size, max_new_tokens=24,
+                         fast=False)
+    assert fast.outputs == reference.outputs
+    assert fast.new_tokens == reference.new_tokens
+    lengths = {len(tokenizer.encode(o, add_special_tokens=False)) for o in fast.outputs}
+    assert len(lengths) > 2, "the documents must stop at different steps for this test"
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("text", ["", "김", "김가상"])
+def test_a_document_stops_at_the_cap_its_own_length_allows(loaded, text):
+    """The fast path cuts an output where no valid answer can reach: exactly where the
+    reference stops when given that cap as its max_new_tokens."""
+    from piilab.inference import answer_token_cap, generate
+
+    model, tokenizer = loaded
+    cap = answer_token_cap(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    assert cap < 40
+    fast = generate(model, tokenizer, [text], max_new_tokens=40)
+    reference = generate(model, tokenizer, [text], max_new_tokens=cap, fast=False)
+    assert fast.outputs == reference.outputs and fast.new_tokens == reference.new_tokens == cap
+
+
+@pytest.mark.train
+def test_threads_apply_for_the_call_only(loaded):
+    import torch
+
+    from piilab.inference import generate
+
+    model, tokenizer = loaded
+    before = torch.get_num_threads()
+    generate(model, tokenizer, ["고객 김가상 님"], max_new_tokens=2, threads=2)
+    assert torch.get_num_threads() == before

@@ -98,6 +98,23 @@ def test_extract_ja_text_hands_textlint_every_checker_message(tmp_path):
     assert "{what}のリストを渡してください(渡されたのは {type} です)" in common
 
 
+def test_extract_ja_text_hands_textlint_every_page_message(tmp_path):
+    """Issue 27: the labels the chapters print (`piilab.course.lang.say`) and the words of the
+    chapter 01 pipeline and diagram are data that textlint reads, one message per paragraph."""
+    tool = load_tool("extract_ja_text")
+    assert tool.main([str(tmp_path)]) == 0
+    catalog = json.loads(tool.PAGE_MESSAGES.read_text(encoding="utf-8"))
+    groups: dict[str, int] = {}
+    for key in catalog:
+        groups[key.split(".")[0]] = groups.get(key.split(".")[0], 0) + 1
+    files = {p.name: p for p in tmp_path.glob("page_*.txt")}
+    assert set(files) == {f"page_{group}.txt" for group in groups}
+    for group, count in groups.items():
+        paragraphs = files[f"page_{group}.txt"].read_text(encoding="utf-8").rstrip("\n")
+        assert len(paragraphs.split("\n\n")) == count, group
+    assert "対応表(トークン → 値)" in files["page_ch01.txt"].read_text(encoding="utf-8")
+
+
 def test_extract_ja_text_keeps_format_fields_by_name():
     tool = load_tool("extract_ja_text")
     text = tool.template_text("{{{name}}} が {count} 回、{item!r} は {share:.1%} です")
@@ -113,7 +130,46 @@ def test_checker_messages_ask_instead_of_expecting():
 def test_extract_ja_text_hands_textlint_the_japanese_strings_of_code_cells(tmp_path):
     tool = load_tool("extract_ja_text")
     assert tool.main([str(tmp_path)]) == 0
-    labels = (tmp_path / "code_07_inference.txt").read_text(encoding="utf-8").split("\n\n")
+    # Chapters 00-09 print their labels through `say` (issue 27), so those labels are page
+    # messages and the chapters' code cells hold no Japanese string of their own.
+    labels = (tmp_path / "page_ch07.txt").read_text(encoding="utf-8").split("\n\n")
     assert "過剰マスキング" in labels and "テストの F1" in labels
-    assert not (tmp_path / "code_03_tokenization.txt").exists()  # no Japanese in its code
+    assert not list(tmp_path.glob("code_0[0-9]_*.txt"))
     assert tool.code_strings('```{code-cell} ipython3\nx = f"{n} 件"\n```\n') == ["{n} 件"]
+
+
+# ---------------------------------------------------------------- the glossary as a glossary
+
+
+def test_every_term_has_a_definition_and_its_chapter_of_first_use():
+    """Issue 27: a definition per term, the chapter that first uses it (computed from the
+    chapters), and, in each chapter, the line that lists the terms it introduces."""
+    tool = _tool()
+    text = GLOSSARY.read_text(encoding="utf-8")
+    terms = [e for e in tool.glossary_entries(text) if e["definition"]]
+    assert len(terms) >= 60
+    for core in ("トークン", "LoRA", "ホールドアウト", "プロンプト", "パディング", "ベースライン",
+                 "ハルシネーション", "漏洩率", "エンティティ", "ファインチューニング", "適合率",
+                 "再現率", "BIOES", "オラクル", "チャットテンプレート", "生成器", "マスキング処理",
+                 "データカード", "人手で作成した", "過剰マスキング率"):
+        assert any(e["term"] == core for e in terms), core
+    assert sum(bool(e["first_use"]) for e in terms) >= len(terms) - 1
+    assert tool.consistency_problems(text) == []
+
+
+def test_the_consistency_check_notices_a_wrong_first_use():
+    tool = _tool()
+    text = GLOSSARY.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| ホールドアウト |"))
+    first = tool.glossary_entries(text)
+    cell = next(e for e in first if e["term"] == "ホールドアウト")["first_use"]
+    broken = text.replace(row, row.replace(cell, "[09](09_finance_dataset.md)"))
+    assert any("ホールドアウト" in p for p in tool.consistency_problems(broken))
+
+
+def test_hand_written_is_never_rendered_as_handwriting():
+    """手書き means pen handwriting; the holdout is typed text written by a person."""
+    rules = yaml.safe_load(_tool().PRH.read_text(encoding="utf-8"))["rules"]
+    assert any(r["expected"] == "人手で作成した" and "/手書き/" in r["patterns"] for r in rules)
+    for path in [*CHAPTERS, *(REPO / "book" / "quizzes" / "ja").glob("*.json")]:
+        assert "手書き" not in path.read_text(encoding="utf-8"), path.name

@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "piilab"
 #: Modules of the reference implementation: standard library only, and only each other.
 CORE = ("labels", "checksums", "templates", "generator", "dataset", "files", "matching",
         "parsing", "tokenization", "predictions", "evaluation", "baseline", "splits",
-        "augment", "bioes", "safety")
+        "augment", "bioes", "safety", "masking", "records", "errors", "inputs",
+        "pools", "safe_values")
 
 
 def _module_name(path: Path, root: Path = PACKAGE.parent) -> str:

@@ -6,7 +6,13 @@ Chromium driven by Playwright, like tests/test_browser.py. The test opens chapte
 in JupyterLite's notebook app, waits for the Pyodide kernel, runs every cell above the
 "write a restore function" exercise (the first installs piilab from the site), then runs the
 exercise twice, its code replaced in the page by a correct and by a wrong `my_restore`, and
-reads the checker's ✓ and ✗ from the page.
+reads the checker's ✓ and ✗ from the page. The notebook opens trusted, and its Help menu has
+the reset its first cell describes (Clear Browser Data).
+
+The slow tests run every cell of chapters 00-05, in both languages, with *Run All*: no cell
+fails, every figure of the book is still on the page afterwards (cells that cannot run in
+Pyodide show the book's output in a Markdown cell), and no solution ran (no ✓ anywhere: the
+answer cells hold placeholders, the solutions are Markdown).
 
 Every request the browser makes is recorded: one that is not for the local server fails the
 test (it is also aborted, and Chromium resolves no other host). The server counts the bytes it
@@ -156,6 +162,11 @@ def test_chapter_03_exercise_runs_in_the_browser(browser, server):
         page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').wait_for(
             timeout=KERNEL_READY_S * 1000)
         kernel_ready_s = time.monotonic() - start
+        trust = page.locator(".jp-NotebookTrustedStatus")
+        assert trust.inner_text().strip() == "Trusted", trust.inner_text()
+        page.get_by_role("menuitem", name="Help", exact=True).click()
+        assert page.get_by_text("Clear Browser Data", exact=True).count() == 1
+        page.keyboard.press("Escape")
 
         # Every cell above the exercise: set-up (installs piilab from the site), then the chapter.
         cells.nth(exercise).locator(".jp-InputPrompt").click()
@@ -217,9 +228,17 @@ def test_chapter_03_exercise_runs_in_the_browser(browser, server):
     assert errors == []
 
 
-CHAPTERS = [f"notebooks/{lang}/{name}" for lang in ("en", "ja") for name in (
-    "00_welcome.ipynb", "01_architecture.ipynb", "02_synthetic_data.ipynb",
-    "03_tokenization.ipynb", "04_evaluation.ipynb", "05_augmentation.ipynb")]
+LITE_CHAPTERS = ("00_welcome.ipynb", "01_architecture.ipynb", "02_synthetic_data.ipynb",
+                 "03_tokenization.ipynb", "04_evaluation.ipynb", "05_augmentation.ipynb")
+#: Run All costs 25-45 s a notebook. The two languages' notebooks hold byte-identical code
+#: (tests/test_book_parity.py), so `make test` runs each chapter once, the languages taking
+#: turns (en 00, ja 01, en 02, ...), which keeps CI in its budget; PIILAB_LITE_ALL=1 runs all
+#: twelve.
+CHAPTERS = [
+    f"notebooks/{lang}/{name}" for i, name in enumerate(LITE_CHAPTERS)
+    for lang in ("en", "ja")
+    if os.environ.get("PIILAB_LITE_ALL") == "1" or lang == ("en", "ja")[i % 2]
+]
 
 
 @pytest.mark.slow
@@ -245,6 +264,7 @@ def test_every_cell_of_the_chapter_runs_in_the_browser(browser, server, notebook
             , timeout=60_000)
         page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').wait_for(
             timeout=KERNEL_READY_S * 1000)
+        figures = _book_figures(notebook)
         start = time.monotonic()
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_text("Run All Cells", exact=True).click()
@@ -263,10 +283,34 @@ def test_every_cell_of_the_chapter_runs_in_the_browser(browser, server, notebook
         _assert_no_error(cells, count)
         assert number == sum(cell["cell_type"] == "code" for cell in notebook["cells"]) + 1
         assert "all cells ran" in cells.nth(count).locator(".jp-OutputArea").inner_text()
+        # The book's figures are all still there, and no solution ran.
+        shown = page.evaluate(_FIGURES_ON_PAGE)
+        assert shown >= figures, (notebook_path, shown, figures)
+        verdicts = cells.locator(".jp-OutputArea-output").filter(has_text="✓")
+        assert verdicts.count() == 0, verdicts.first.inner_text()
     finally:
         context.close()
     assert outside == [], f"requests that left the local server: {outside}"
     assert errors == []
+
+
+#: Figures in the notebook's page: images in outputs and Markdown, inline SVG diagrams.
+_FIGURES_ON_PAGE = """() => document.querySelectorAll(
+  '.jp-Notebook .jp-OutputArea-output img, .jp-Notebook .jp-RenderedMarkdown img,'
+  + ' .jp-Notebook .jp-OutputArea-output svg.piilab-diagram,'
+  + ' .jp-Notebook .jp-OutputArea-output .piilab-figure svg').length"""
+
+
+def _book_figures(notebook: dict) -> int:
+    """Figures the book shows for this notebook: image outputs of code cells and figures
+    attached to Markdown cells (the book's output of a cell that cannot run in Pyodide)."""
+    count = 0
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            count += "".join(cell["source"]).count("](attachment:")
+        for output in cell.get("outputs", []):
+            count += any(mime.startswith("image/") for mime in output.get("data", {}))
+    return count
 
 
 def _run_selected(page, cells, index: int) -> int:

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from piilab.labels import LABELS
+from piilab.masking import longest_matches
 from piilab.matching import (
     PERSON_JOINERS,
     Occurrence,
-    PatternTable,
     digit_runs,
     digit_sequence,
     find_occurrences,
@@ -277,44 +277,42 @@ def test_value_taken_from_the_source_matches_unless_a_digit_boundary_forbids_it(
         assert (start, end, True) in spans_of(source, "ACCOUNT", value)
 
 
-# --- the masker's pattern table ---
+# --- the masker's sweep (piilab.masking.longest_matches) ---
 
 
-def test_pattern_table_owner_prefers_literal_then_priority():
-    table = PatternTable.build(
-        [("PHONE", "010-1234-5678"), ("ACCOUNT", "01012345678"), ("PERSON", "김가상"),
-         ("REL", "김 가 상")]
-    )
-    assert table.owner("010-1234-5678") == "PHONE"  # PHONE's literal, ACCOUNT's variant
-    assert table.owner("01012345678") == "ACCOUNT"
-    assert table.owner("010 1234 5678") == "ACCOUNT"  # two variants: priority
-    assert table.owner("김 가 상") == "REL"  # REL's literal beats PERSON's variant
-    assert table.owner("김\t가\t상") == "PERSON"
-    with pytest.raises(KeyError):
-        table.owner("nothing")
+def test_one_span_with_several_owners_prefers_literal_then_priority():
+    candidates = [("PHONE", "010-1234-5678"), ("ACCOUNT", "01012345678"), ("PERSON", "김가상"),
+                  ("REL", "김 가 상")]
+    source = "010-1234-5678 / 01012345678 / 010 1234 5678 / 김 가 상 / 김\t가\t상"
+    labels = [label for _, _, label in longest_matches(source, candidates)]
+    # PHONE's literal (ACCOUNT's variant); ACCOUNT's literal; two variants: priority;
+    # REL's literal beats PERSON's variant; PERSON's variant.
+    assert labels == ["PHONE", "ACCOUNT", "ACCOUNT", "REL", "PERSON"]
 
 
-def test_pattern_table_scan_is_longest_first_without_overlaps():
-    table = PatternTable.build([("PERSON", "김가"), ("PERSON", "김가상"), ("REL", "상어")])
-    assert table.longest_matches("김가상어") == [(0, 3, "PERSON")]
-    assert table.longest_matches("김가 상어") == [(0, 2, "PERSON"), (3, 5, "REL")]
+def test_sweep_is_longest_first_without_overlaps():
+    candidates = [("PERSON", "김가"), ("PERSON", "김가상"), ("REL", "상어")]
+    assert longest_matches("김가상어", candidates) == [(0, 3, "PERSON")]
+    assert longest_matches("김가 상어", candidates) == [(0, 2, "PERSON"), (3, 5, "REL")]
 
 
-def test_pattern_table_many_spellings_scan_like_few():
+def test_decoy_candidates_do_not_change_the_sweep():
     source = "김가상, 김 가 상 010-1234-5678 어머니 [PERSON_1] x1"
     candidates = [("PERSON", "김가상"), ("PHONE", "010-1234-5678"), ("REL", "어머니"),
                   ("ACCOUNT", "x1")]
     decoys = [(LABELS[i % len(LABELS)], f"없는값{i}") for i in range(40)]
-    few = PatternTable.build(candidates)
-    many = PatternTable.build(candidates + decoys)
-    assert few.longest_matches(source) == many.longest_matches(source)
-    assert len(many.searched) > 24
+    assert longest_matches(source, candidates) == longest_matches(source, candidates + decoys)
 
 
-def test_indexed_scan_does_not_match_past_the_end_of_the_source():
-    # Found by hypothesis: with many spellings, a 7-character variant sharing its
-    # first two characters with a 6-character literal was "found" in a 6-character source.
-    candidates = [("PERSON", "김 가 상김")]
-    decoys = [(LABELS[i % len(LABELS)], f"없는값{i}") for i in range(40)]
-    for table in (PatternTable.build(candidates), PatternTable.build(candidates + decoys)):
-        assert table.longest_matches("김 가 상김") == [(0, 6, "PERSON")]
+def test_sweep_does_not_match_past_the_end_of_the_source():
+    # Found by hypothesis against an indexed scan: a 7-character variant sharing its first
+    # two characters with a 6-character literal was "found" in a 6-character source.
+    assert longest_matches("김 가 상김", [("PERSON", "김 가 상김")]) == [(0, 6, "PERSON")]
+
+
+def test_precomputed_digit_runs_give_the_same_occurrences():
+    source = "tel 010 1234-5678, 12345 / 1234"
+    runs = list(digit_runs(source))
+    for value in ("010-1234-5678", "1234", "12345678", "0101234"):
+        assert find_occurrences(source, "PHONE", value, runs) == \
+            find_occurrences(source, "PHONE", value)

@@ -136,9 +136,10 @@ def test_the_loss_mask_is_exact_on_smollm2s_own_chat_template(smollm2, corpus):
 def test_the_base_model_generates_offline_through_the_alias(smollm2):
     from piilab.inference import generate, load_for_inference
 
-    model, tokenizer = load_for_inference(ALIAS)
-    assert tokenizer.piilab_system_prompt == "full"  # a base model: the zero-shot prompt
-    out = generate(model, tokenizer, ["Call Jane Doe at 555-0123."], max_new_tokens=12)
+    loaded = load_for_inference(ALIAS)
+    assert loaded.prompt_setting == "full"  # a base model: the zero-shot prompt
+    out = generate(*loaded, ["Call Jane Doe at 555-0123."], max_new_tokens=12,
+                   system_prompt=loaded.prompt_setting)
     assert out.new_tokens > 0
 
 
@@ -184,13 +185,13 @@ def test_the_committed_adapter_loads_and_masks_test_documents(smollm2, corpus):
     threads = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        model, tokenizer = load_for_inference(weights.parent, device="cpu")
+        loaded = load_for_inference(weights.parent, device="cpu")
         docs = [r for r in corpus["test"] if r["entities"]][:6]
-        out = generate(model, tokenizer, [d["source_text"] for d in docs], batch_size=6,
-                       max_new_tokens=128)
+        out = generate(*loaded, [d["source_text"] for d in docs], batch_size=6,
+                       max_new_tokens=128, system_prompt=loaded.prompt_setting)
     finally:
         torch.set_num_threads(threads)
-    assert tokenizer.piilab_system_prompt == "none"
+    assert loaded.prompt_setting == "none"
     predictions = [make_prediction(d["id"], o, d["source_text"])
                    for d, o in zip(docs, out.outputs, strict=True)]
     assert evaluate(docs, predictions).entity.f1 >= 0.8

@@ -10,6 +10,7 @@ import stat
 import sys
 
 import pytest
+from conftest import record as shared_record
 
 from piilab import cli, ner
 from piilab.bioes import bioes_classes
@@ -34,8 +35,8 @@ TRAIN_EXTRA = "needs the train extra: pip install -e '.[train]'"
 
 
 def _record(source, *entities, rid="r1", language="ko", split="test"):
-    return {"id": rid, "split": split, "language": language, "source_text": source,
-            "entities": [{"type": t, "value": v} for t, v in entities]}
+    return shared_record(source, *entities, id=rid, language=language, split=split,
+                         ordered=False)
 
 
 def test_doctests_pass():
@@ -230,8 +231,10 @@ def test_row_mapping_leaves_placeholders_that_were_already_in_the_source():
 
 
 @pytest.mark.train
-def test_a_misaligned_record_is_an_error_naming_id_and_offsets_or_is_skipped(corpus,
-                                                                            word_tokenizer_dir):
+def test_a_misaligned_record_is_an_error_naming_position_and_offsets_or_is_skipped(
+        corpus, word_tokenizer_dir):
+    import re
+
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(word_tokenizer_dir)
@@ -240,8 +243,13 @@ def test_a_misaligned_record_is_an_error_naming_id_and_offsets_or_is_skipped(cor
         ner.export_rows(records, tokenizer)
     message = str(info.value)
     assert "inside a token" in message or "no token" in message
-    bad = next(r for r in records if r["id"] in message)
+    position = re.match(r"record (\d+): ", message)  # its place, never its id (issue 26, D4)
+    assert position, message
+    bad = records[int(position.group(1)) - 1]
+    assert bad["id"] not in message
     assert all(e["value"] not in message for e in bad["entities"])
+    with pytest.raises(MisalignedRecordError, match=r"^v\.jsonl:\d+: "):
+        ner.export_rows(records, tokenizer, where=[f"v.jsonl:{i}" for i in range(1, 41)])
 
     result = ner.export_rows(records, tokenizer, skip_misaligned=True)
     assert result.skipped and len(result.rows) + len(result.skipped) == len(records)
@@ -345,7 +353,8 @@ def test_export_ner_stops_at_a_misaligned_record_unless_told_to_skip(run, datase
     code, _, err = run("export-ner", dataset_dir, "--tokenizer", word_tokenizer_dir, "--out", out,
                        "--split", "validation", "--format", "jsonl")
     assert code == 2
-    assert "record validation-" in err and "--skip-misaligned" in err
+    assert "validation.jsonl:" in err and "--skip-misaligned" in err
+    assert "record validation-" not in err  # records are named by line, never by id
     assert all(e["value"] not in err for r in corpus["validation"] for e in r["entities"])
     assert not out.exists() or not any(out.iterdir())
 

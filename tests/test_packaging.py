@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-ENV_EXTRAS = ("book", "train", "test", "finance", "wide")
+ENV_EXTRAS = ("book", "train", "test", "finance", "wide", "scale")
 
 
 def _pip_section(text: str) -> list[str]:

@@ -93,3 +93,42 @@ def test_label_count_plot_renders(corpus, tmp_path):
 def test_unknown_language_is_rejected(result):
     with pytest.raises(ValueError):
         plot_per_type(result, "fr")
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def _legend_covers_a_bar(ax) -> bool:
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    return any(_overlaps(legend, bar.get_window_extent(renderer)) for bar in ax.patches
+               if bar.get_height() > 0)
+
+
+def test_leak_plot_shows_a_zero_rate_and_its_legend_covers_no_bar(corpus, result):
+    """The oracle leaks nothing: its bars have height 0, so the plot must say 0.00 in words."""
+    import matplotlib.pyplot as plt
+
+    from piilab.baseline import baseline_output
+    from piilab.evaluation import make_prediction
+
+    recs = corpus["validation"]
+    baseline = evaluate(recs, [make_prediction(r["id"], baseline_output(r["source_text"]),
+                                               r["source_text"]) for r in recs])
+    assert baseline.documents.leak_rate > 0
+    ax = plot_leaks({"oracle": result, "rules": baseline}, "en")
+    labels = [text.get_text() for text in ax.texts]
+    assert labels.count("0.00") >= 2, labels  # the oracle's two bars
+    assert f"{baseline.documents.leak_rate:.2f}" in labels
+    assert not _legend_covers_a_bar(ax)
+    plt.close(ax.figure)
+
+
+def test_per_type_legend_covers_no_bar(result):
+    import matplotlib.pyplot as plt
+
+    ax = plot_per_type(result, "ja")
+    assert not _legend_covers_a_bar(ax)
+    plt.close(ax.figure)

@@ -22,6 +22,7 @@ Covered question ids, by chapter:
   span-vs-entity
 - 09_finance_dataset: card-check-digit, cvc-alone, policy-number, card-account-shape, same-pool,
   partial-character, redraw
+- 10_corpus: per-document-numbering
 
 The other questions are conceptual (why a design choice is made, how to read a result, which
 workflow or file to use, what the book's conventions are), or rest on facts other tests own:
@@ -70,6 +71,8 @@ CONCEPTUAL = {
     "07_inference": {"left-padding", "greedy", "format-not-content", "data-version"},
     "08_token_classification": {"design-difference", "chat-tokenizer"},
     "09_finance_dataset": {"baseline-meaning"},
+    "10_corpus": {"mappings-apart", "actor-pool", "staging-manifest", "worker-dies",
+                  "mapping-retention", "spark-same-pattern"},
 }
 
 
@@ -654,3 +657,15 @@ def test_redraw():
     assert report["redrawn_misaligned_rows"] == sum(
         report["redrawn_misaligned_by_cluster"].values()) > 0
     assert keyed("09_finance_dataset", "redraw").startswith("redraws the row")
+
+
+def test_per_document_numbering(sample):
+    texts = [r["source_text"] for r in sample[:40] if r["entities"]][:10]
+    alone = [mask_text(t, [(e["type"], e["value"]) for e in r["entities"]]).masked_text
+             for t, r in zip(texts, [r for r in sample[:40] if r["entities"]], strict=False)]
+    batch = mask_text("\n".join(texts), [(e["type"], e["value"]) for r in sample[:40]
+                                         if r["entities"] for e in r["entities"]][:200])
+    assert "\n".join(alone) != batch.masked_text  # numbering across the batch differs
+    assert all("_1]" in m for m in alone)  # each document starts its own numbering
+    assert keyed("10_corpus", "per-document-numbering").startswith(
+        "it is the same: mask_text numbers the tokens of each document on its own")

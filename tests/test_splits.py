@@ -7,6 +7,7 @@ import random
 import unicodedata
 
 import pytest
+from conftest import record
 
 from piilab.cli import main
 from piilab.dataset import verify_dataset
@@ -23,12 +24,8 @@ from piilab.splits import (
 
 
 def rec(rid, text, family="f", entities=(), language="ko"):
-    entities = [{"type": t, "value": v} for t, v in entities]
-    return {"id": rid, "split": "x", "language": language, "source_text": text,
-            "entities": entities, "target_tsv": "\n".join(f"{t}\t{v}" for t, v in
-                                                         ((e["type"], e["value"])
-                                                          for e in entities)),
-            "template_id": family}
+    return record(text, *entities, id=rid, split="x", language=language, template_id=family,
+                  ordered=False)
 
 
 # --------------------------------------------------------------------------------
@@ -129,7 +126,7 @@ def test_audit_output_carries_no_source_text(corpus):
 
 def test_audit_error_names_record_and_field_not_text():
     bad = {"id": "r7", "source_text": "김가상 010-0123-4567", "entities": []}
-    with pytest.raises(SplitError, match="record r7: field 'template_id'") as info:
+    with pytest.raises(SplitError, match="record 1: missing field 'template_id'") as info:
         audit_splits({"train": [bad]})
     assert "김가상" not in str(info.value)
 

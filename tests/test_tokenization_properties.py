@@ -200,7 +200,7 @@ def test_mask_text_equals_the_reference_reading_of_the_spec(document):
 @PROPERTY_SETTINGS
 @given(documents())
 def test_many_candidates_scan_like_few(document):
-    # More than a few spellings switch the scan to its first-characters index.
+    # Candidates that occur nowhere change nothing, however many there are.
     source, candidates = document
     decoys = [(LABELS[i % len(LABELS)], f"없는값{i}") for i in range(30)]
     decoys += [("ACCOUNT", f"{900000 + i}") for i in range(10)]  # many numeric keys

@@ -81,8 +81,9 @@ def test_toml_config_and_overrides(tmp_path):
 def test_unknown_or_missing_keys_are_named(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"model": "m", "max_seq_length": 512}))
-    with pytest.raises(ConfigError, match="max_seq_length"):
+    with pytest.raises(ConfigError, match=r"c\.json: 1 key\(s\) .*did you mean max_length") as err:
         load_config(path)
+    assert "max_seq_length" not in str(err.value)  # counted, never quoted
     path.write_text(json.dumps({"max_steps": 3}))
     with pytest.raises(ConfigError, match="model"):
         load_config(path)
@@ -191,13 +192,18 @@ def test_adapter_save_and_reload_give_the_same_outputs(run, corpus):
 
     from piilab.inference import generate, load_for_inference
 
-    reloaded, tokenizer = load_for_inference(run.adapter_dir)
+    loaded = load_for_inference(run.adapter_dir)
+    reloaded, tokenizer = loaded
+    assert loaded.prompt_setting == run.prompt_setting == "none"
     texts = [r["source_text"] for r in corpus["test"][:4]]
     ids = torch.tensor([tokenizer(texts[0])["input_ids"]])
     with torch.no_grad():
         assert torch.equal(run.model(ids).logits, reloaded(ids).logits)
-    assert (generate(run.model, run.tokenizer, texts, max_new_tokens=16).outputs
-            == generate(reloaded, tokenizer, texts, max_new_tokens=16).outputs)
+    setting = run.prompt_setting
+    assert (generate(run.model, run.tokenizer, texts, max_new_tokens=16,
+                     system_prompt=setting).outputs
+            == generate(reloaded, tokenizer, texts, max_new_tokens=16,
+                        system_prompt=setting).outputs)
 
 
 @pytest.mark.slow
@@ -222,7 +228,7 @@ def test_training_learned_the_row_format(run, corpus):
     from piilab.inference import generate
 
     outputs = generate(run.model, run.tokenizer, [r["source_text"] for r in corpus["test"][:4]],
-                       max_new_tokens=8).outputs
+                       max_new_tokens=8, system_prompt=run.prompt_setting).outputs
     assert any("\t" in o for o in outputs)
 
 
@@ -263,10 +269,9 @@ def test_trl_trains_on_exactly_the_checked_labels(tiny_dir, tmp_path, corpus):
                                 track=False), records=records)
     batch = next(iter(run.trainer.get_train_dataloader()))
     expected = {tuple(t.input_ids): t.labels
-                for t in (tokenize_example(run.tokenizer, r,
-                                           system_prompt=run.tokenizer.piilab_system_prompt)
+                for t in (tokenize_example(run.tokenizer, r, system_prompt=run.prompt_setting)
                           for r in records)}
-    assert run.tokenizer.piilab_system_prompt == "none"  # what the tiny model saved
+    assert run.prompt_setting == "none"  # what the tiny model saved
     assert batch["input_ids"].shape[0] == len(records)
     for ids, labels, mask in zip(batch["input_ids"].tolist(), batch["labels"].tolist(),
                                  batch["attention_mask"].tolist(), strict=True):
@@ -292,9 +297,15 @@ def test_cli_reports_configuration_errors(tmp_path, capsys):
     from piilab.cli import main
 
     path = tmp_path / "c.json"
-    path.write_text(json.dumps({"model": "m", "tokenizer": "x"}))
+    path.write_text(json.dumps({"model": "m", "tokenizer": "x", "max_steps": "ZZ"}))
     assert main(["train", "--config", str(path)]) == 2
-    assert "tokenizer" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert str(path) in err and "1 key(s)" in err
+    assert "tokenizer" not in err  # a key that is no field may hold data: counted, not quoted
+    path.write_text(json.dumps({"model": "m", "max_steps": "ZZ"}))
+    assert main(["train", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "field 'max_steps' must be an integer" in err and "ZZ" not in err
 
 
 @pytest.mark.train
@@ -317,8 +328,7 @@ def test_full_training_saves_a_whole_model_with_its_tokenizer_and_prompt(tiny_di
     after = AutoModelForCausalLM.from_pretrained(saved).state_dict()
     changed = [k for k in before if not torch_equal(before[k], after[k])]
     assert len(changed) > len(before) // 2  # every kind of weight moved, not an adapter
-    _, tokenizer = load_for_inference(saved)
-    assert tokenizer.piilab_system_prompt == "none"
+    assert load_for_inference(saved).prompt_setting == result.prompt_setting == "none"
 
 
 def torch_equal(a, b) -> bool:

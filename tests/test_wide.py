@@ -83,19 +83,21 @@ def test_an_occurrence_the_generator_did_not_place_makes_it_redraw():
     # ordinary word: `_clean` refuses such a draw, and the generator draws again.
     import random
 
-    from piilab.wide import _clean, _entities
+    from piilab.records import entities_in_order
+    from piilab.wide import _clean, _pairs
 
     d = G.Doc(random.Random(0), "ko", 0)
     d.text("문의 유형: 가족 ")
     d.segments.append(("형", True))
     d.label_of["형"] = "REL"
     source = d.source()
-    assert not _clean(d, source, _entities(source, d.label_of))
+    assert not _clean(d, source, entities_in_order(source, _pairs(source, d.label_of)))
     d2 = G.Doc(random.Random(0), "ko", 0)
     d2.text("\n보호자: ")
     d2.segments.append(("형", True))
     d2.label_of["형"] = "REL"
-    assert _clean(d2, d2.source(), _entities(d2.source(), d2.label_of))
+    source2 = d2.source()
+    assert _clean(d2, source2, entities_in_order(source2, _pairs(source2, d2.label_of)))
 
 
 # --- safety ------------------------------------------------------------------------------

@@ -205,6 +205,62 @@ def build(source: Path) -> Path:
     return target
 
 
+BOOK_CACHE = REPO / ".jupyter_cache"
+
+
+def shown_outputs(cell) -> list:
+    """The outputs of a code cell as the book shows them: without its stderr streams when
+    the cell says ``mystnb: {output_stderr: remove}`` (chapter 10's Ray cell, whose stderr
+    holds Ray's own log lines, with times and ids), else all of them."""
+    outputs = list(cell.get("outputs", []))
+    setting = cell.get("metadata", {}).get("mystnb", {}).get("output_stderr")
+    if setting in ("remove", "remove-warn"):
+        outputs = [o for o in outputs
+                   if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
+    return outputs
+
+
+def book_execution(source: Path, cache) -> nbformat.NotebookNode | None:
+    """The newest execution of the chapter `source` held in the book build's cache
+    (`.jupyter_cache`, written by `jupyter-book build`), or None."""
+    source = source.resolve()
+    records = [r for r in cache.list_cache_records() if Path(r.uri).resolve() == source]
+    if not records:
+        return None
+    return cache.get_cache_bundle(max(records, key=lambda r: r.created).pk).nb
+
+
+def build_from_book(source: Path, cache) -> Path:
+    """The twin of `source` with the outputs of the book build's run of the same code (no
+    second execution). Refuses when the book has not run the chapter's current code."""
+    links = configured_links()
+    notebook = md_to_notebook(source, links)
+    executed = book_execution(source, cache)
+    if executed is None:
+        raise SystemExit(f"{source.relative_to(REPO)}: not executed by the book (make book-html)")
+    fresh = [c for c in executed.cells if c.cell_type == "code"]
+    cells = [c for c in notebook.cells if c.cell_type == "code"]
+    if [links.expand(c.source) for c in fresh] != [c.source for c in cells]:
+        raise SystemExit(f"{source.relative_to(REPO)}: the book ran other code (make book-html)")
+    for cell, ran in zip(cells, fresh, strict=True):
+        outputs = coalesce_streams([nbformat.from_dict(o) for o in shown_outputs(ran)])
+        for output in outputs:
+            if output.output_type == "error":
+                raise SystemExit(f"{source.relative_to(REPO)}: a cell raised in the book's run")
+            if output.output_type == "stream":
+                output.text = links.expand(output.text)
+            for mime, data in output.get("data", {}).items():
+                if isinstance(data, str) and not mime.startswith("image/"):
+                    output["data"][mime] = links.expand(data)
+        cell.outputs = outputs
+        cell.execution_count = ran.get("execution_count")
+    record_figures(notebook)
+    nbformat.validate(notebook)
+    target = twin_path(source)
+    nbformat.write(notebook, target)
+    return target
+
+
 def check(source: Path) -> str | None:
     """A reason why the committed twin of `source` is stale, or None."""
     target = twin_path(source)
@@ -261,8 +317,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="only check that the twins are current"
     )
+    parser.add_argument(
+        "--from-book", action="store_true",
+        help="take the outputs from the book build's run (.jupyter_cache) instead of executing"
+    )
     args = parser.parse_args(argv)
     sources = chapter_sources(args.sources)
+    if args.from_book:
+        from jupyter_cache import get_cache
+
+        cache = get_cache(str(BOOK_CACHE))
+        for source in sources:
+            print(f"{build_from_book(source, cache).relative_to(REPO)}  (from the book's run)")
+        return 0
     if args.check:
         problems = [p for p in map(check, sources) if p]
         problems += [p for p in map(check_colab, colab_notebooks()) if p]

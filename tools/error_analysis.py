@@ -92,9 +92,11 @@ def predictions_for(spec: str, records, args):
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    model, tokenizer = load_for_inference(path, device="cpu")
-    predictions, _ = predict_records(model, tokenizer, records, batch_size=args.batch_size,
-                                     max_new_tokens=args.max_new_tokens)
+    loaded = load_for_inference(path, device="cpu")
+    predictions, _ = predict_records(loaded.model, loaded.tokenizer, records,
+                                     batch_size=args.batch_size,
+                                     max_new_tokens=args.max_new_tokens,
+                                     system_prompt=loaded.prompt_setting)
     return predictions
 
 

@@ -9,6 +9,9 @@ into OUT (default `.textlint/tmp`), one string per paragraph:
   `checker_<chapter>.txt`, one file per key prefix (`common`, `ch00`, ...): every message in
   catalog order, format fields kept as `{name}` (conversions and format specs dropped) and
   `{{`/`}}` written as the braces they stand for;
+- `piilab/course/messages/ja.json` (the labels the chapters print through
+  `piilab.course.lang.say`, and the words of the chapter 01 pipeline and its diagram) ->
+  `page_<chapter>.txt`, grouped and written the same way;
 - `book/ja/NN_*.md` -> `code_<stem>.txt`: the Japanese string literals of the chapter's code
   cells (plot labels, table headers), which textlint skips inside Markdown code blocks.
 """
@@ -23,6 +26,7 @@ from string import Formatter
 
 REPO = Path(__file__).resolve().parent.parent
 CHECKER_MESSAGES = REPO / "piilab" / "course" / "exercises" / "messages" / "ja.json"
+PAGE_MESSAGES = REPO / "piilab" / "course" / "messages" / "ja.json"
 TAG = re.compile(r"<[^>]+>")
 QUIZ_KEYS = ("question", "answer", "feedback", "answers")
 
@@ -102,9 +106,10 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for path in sorted((REPO / "book" / "quizzes" / "ja").glob("*.json")):
         write(out / f"quiz_{path.stem}.md", quiz_strings(json.loads(path.read_text("utf-8"))))
-    catalog = json.loads(CHECKER_MESSAGES.read_text(encoding="utf-8"))
-    for group, strings in checker_strings(catalog).items():
-        write(out / f"checker_{group}.txt", strings)
+    for prefix, path in (("checker", CHECKER_MESSAGES), ("page", PAGE_MESSAGES)):
+        catalog = json.loads(path.read_text(encoding="utf-8"))
+        for group, strings in checker_strings(catalog).items():
+            write(out / f"{prefix}_{group}.txt", strings)
     for path in sorted((REPO / "book" / "ja").glob("[0-9][0-9]_*.md")):
         strings = code_strings(path.read_text(encoding="utf-8"))
         if strings:

@@ -98,15 +98,18 @@ def save_adapter_fp16(adapter_dir: Path, dest: Path) -> dict:
             "dtype": "float16", "parameters": sum(v.numel() for v in half.values())}
 
 
-def evaluate_split(model, tokenizer, records, out_path: Path, args) -> tuple[dict, dict]:
-    """Predict `records`, write the predictions (0600) and return (eval block, metrics)."""
+def evaluate_split(model, tokenizer, records, out_path: Path, args, *,
+                   system_prompt: str) -> tuple[dict, dict]:
+    """Predict `records` with the model's prompt setting, write the predictions (0600) and
+    return (eval block, metrics)."""
     from piilab.course.results import metrics_summary
     from piilab.evaluation import evaluate
     from piilab.inference import predict_records
     from piilab.predictions import write_predictions
 
     predictions, gen = predict_records(model, tokenizer, records, batch_size=args.batch_size,
-                                       max_new_tokens=args.max_new_tokens)
+                                       max_new_tokens=args.max_new_tokens,
+                                       system_prompt=system_prompt)
     write_predictions(out_path, predictions)
     scores = evaluate(records, predictions)
     block = {"documents": len(records), "max_new_tokens": args.max_new_tokens,
@@ -180,14 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     train_block: dict = {}
     hardware: dict
     if config is None:  # zero-shot: the base model, the full system prompt, no training
-        model, tokenizer = load_for_inference(model_id)
+        loaded = load_for_inference(model_id)
+        model, tokenizer, setting = loaded.model, loaded.tokenizer, loaded.prompt_setting
         run_dir = REPO / "runs" / f"zero-shot-{model_id.replace('/', '_')}"
         run_dir.mkdir(parents=True, exist_ok=True)
         device = next(model.parameters()).device.type
         hardware = {"device": device, "precision": str(next(model.parameters()).dtype)
                     .replace("torch.", "")}
         method = "zero-shot (no training)"
-        config_dict = {"model": model_id, "system_prompt": tokenizer.piilab_system_prompt}
+        config_dict = {"model": model_id, "system_prompt": setting}
         data = {"generator_version": json.loads((Path(data_dir) / "manifest.json")
                                                 .read_text())["generator_version"]}
     else:
@@ -201,13 +205,14 @@ def main(argv: list[str] | None = None) -> int:
                                  lora_target_modules=saved["config"]["lora_target_modules"])
             hardware = dict(saved["hardware"])
             data = dict(saved["data"])
-            model, tokenizer = load_for_inference(run_dir / "adapter")
+            loaded = load_for_inference(run_dir / "adapter")
+            model, tokenizer, setting = loaded.model, loaded.tokenizer, loaded.prompt_setting
         else:
             result = train(config)
             m, history, run_dir = result.metrics, list(result.loss_history), result.output_dir
             hardware = dict(result.hardware.__dict__)
             data = data_version(config, splits[config.train_split])
-            model, tokenizer = result.model, result.tokenizer
+            model, tokenizer, setting = result.model, result.tokenizer, result.prompt_setting
         config_dict = config.to_dict()
         method = (f"LoRA r={config.lora_r} alpha={config.lora_alpha}" if config.method == "lora"
                   else "full fine-tuning (every weight)")
@@ -223,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
                                                .read_bytes()).hexdigest())
     test = splits["test"][: args.n_eval]
     eval_block, metrics = evaluate_split(model, tokenizer, test,
-                                         Path(run_dir) / "predictions_test.jsonl", args)
+                                         Path(run_dir) / "predictions_test.jsonl", args,
+                                         system_prompt=setting)
     row = {
         "recorded_at": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "system": args.name or model_info["id"],
@@ -243,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.holdout:
         holdout = read_jsonl(HOLDOUT)
         block, hmetrics = evaluate_split(model, tokenizer, holdout,
-                                         Path(run_dir) / "predictions_holdout.jsonl", args)
+                                         Path(run_dir) / "predictions_holdout.jsonl", args,
+                                         system_prompt=setting)
         row["holdout"] = {"eval": {"split": "holdout", **block}, "metrics": hmetrics}
     if args.wide:
         wide_manifest = Path(args.wide) / "manifest.json"
@@ -253,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         wide_test = load_dataset_dir(args.wide)["test"][: args.n_wide]
         block, wmetrics = evaluate_split(model, tokenizer, wide_test,
-                                         Path(run_dir) / "predictions_wide_test.jsonl", args)
+                                         Path(run_dir) / "predictions_wide_test.jsonl", args,
+                                         system_prompt=setting)
         row["wide_test"] = {"eval": {"split": "wide test", **block}, "metrics": wmetrics,
                             "data": {"generator_version": json.loads(wide_manifest.read_text())
                                      ["generator_version"],

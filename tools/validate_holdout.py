@@ -5,10 +5,10 @@
 Checks every record and prints the problems found (record id, field, label and
 reason, never a value) and a summary; exits 1 when there is any problem.
 
-1. Structure: the fields of `piilab.dataset.validate_record`; ``split`` is
+1. Structure: the fields of a record (`piilab.records.record_problems`); ``split`` is
    ``"holdout"``; ids look like ``holdout-ko-001``, are unique and agree with
    ``language``; ``template_id`` names a holdout style (``holdout-...``).
-2. Gold (`piilab.augment.gold_problems`): types from `LABELS`; unique pairs in
+2. Gold (`piilab.records.gold_problems`): types from `LABELS`; unique pairs in
    order of first literal occurrence; every value occurs literally in its
    source; no two gold occurrences (literal or variant) partly overlap;
    ``target_tsv`` matches the entities; NFC text.
@@ -37,10 +37,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from piilab import templates as T  # noqa: E402
-from piilab.augment import gold_problems  # noqa: E402
 from piilab.checksums import luhn_valid, rrn_valid  # noqa: E402
-from piilab.dataset import DatasetError, read_jsonl, validate_record  # noqa: E402
+from piilab.dataset import DatasetError, read_jsonl  # noqa: E402
 from piilab.labels import LABELS  # noqa: E402
+from piilab.records import gold_problems, record_problems  # noqa: E402
 
 DEFAULT_PATH = REPO / "data" / "holdout" / "holdout.jsonl"
 RESERVED_DOMAINS = frozenset({"example.com", "example.net", "example.org"})
@@ -104,10 +104,9 @@ def structure_problems(records: list[dict]) -> list[str]:
     ids = Counter(r.get("id") for r in records)
     for r in records:
         rid = r.get("id", "?")
-        try:
-            validate_record(r)
-        except DatasetError as exc:
-            problems.append(str(exc))
+        shape = record_problems(r)
+        if shape:
+            problems += shape
             continue
         match = ID_PATTERN.fullmatch(rid)
         if not match:

@@ -9,8 +9,9 @@ It makes small per-page adjustments that Jupyter Book 1.x cannot be configured t
   Sphinx reads a page (`source-read`), before MyST-NB parses and executes it;
 - the theme's Colab launch button points at the page's source (`book/en/NN_name.md`), which
   Colab cannot open; here it is pointed at the executed twin `notebooks/en/NN_name.ipynb`;
-- pages of the Japanese track get `<html lang="ja">`, so browsers pick Japanese glyphs and
-  fonts (the book's `language` is English for everything else);
+- pages of the Japanese track (`book/ja/`: the chapters and the glossary) get
+  `<html lang="ja">`, so browsers pick Japanese glyphs and fonts and book/_static/piilab.js
+  shows the theme's labels in Japanese (the book's `language` is English for everything else);
 - a script registered twice is written once (sphinx-thebe 0.3.1 registers its inline
   configuration twice under Sphinx 7, and the second `const THEBE_JS_URL` is a JavaScript
   error on every page).
@@ -26,6 +27,7 @@ from typing import Any
 from piilab.course.links import DEFAULT_BRANCH, DEFAULT_COLAB_URL, PLACEHOLDERS, CourseLinks
 
 _CHAPTER = re.compile(r"^book/(?P<lang>en|ja)/(?P<chapter>\d\d_[A-Za-z0-9_]+)$")
+_TRACK = re.compile(r"^book/(?P<lang>en|ja)/")
 
 
 def _course_links(app: Any) -> CourseLinks | None:
@@ -54,11 +56,12 @@ def _expand_placeholders(app: Any, docname: str, source: list[str]) -> None:
 
 def _adjust_page(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     _drop_duplicate_scripts(context)
+    track = _TRACK.match(pagename)
+    if track and track["lang"] == "ja":
+        context["language"] = "ja"
     match = _CHAPTER.match(pagename)
     if not match:
         return
-    if match["lang"] == "ja":
-        context["language"] = "ja"
     links = _course_links(app)
     if links is None:
         return

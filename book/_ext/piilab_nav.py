@@ -6,9 +6,13 @@
   text link under the title stays for readers without the header).
 - Hidden code cells whose source starts with a solution comment (``# Solution`` or
   ``# One possible solution``) get the prompt "Solution" / 「解答」 instead of the generic
-  "Show code cell content", so code and prose solutions read the same.
+  "Show code cell content", so code and prose solutions read the same; on Japanese pages the
+  other hidden cells' prompts are Japanese too (「コードを表示」, 「出力を表示」).
+- Figures are numbered per track: Sphinx numbers them across the whole book, so the Japanese
+  chapter 01's first figure was 図 13; here each track's figures (and the rest of the book's)
+  are numbered from 1 in reading order, so a chapter and its twin show the same numbers.
 
-It changes navigation and labels only, never content.
+It changes navigation, labels and numbers only, never content.
 """
 
 from __future__ import annotations
@@ -26,6 +30,14 @@ _SOLUTION = re.compile(r"^\s*# (Solution|One possible solution)\b")
 SOLUTION_PROMPTS = {
     "en": ("Solution", "Hide the solution"),
     "ja": ("解答", "解答を隠す"),
+}
+#: The prompts of the other hidden cells on Japanese pages, by what is hidden (MyST-NB's
+#: `hide_mode`; its English prompts are "Show code cell content/source/outputs").
+HIDDEN_PROMPTS_JA = {
+    "all": ("コードセルを表示", "コードセルを隠す"),
+    "input": ("コードを表示", "コードを隠す"),
+    "output": ("出力を表示", "出力を隠す"),
+    "input+output": ("コードと出力を表示", "コードと出力を隠す"),
 }
 #: The header button to the other track: its label and tooltip, by the page's language.
 TWIN_BUTTON = {
@@ -50,6 +62,8 @@ def _solution_prompts(app: Any, doctree: nodes.document) -> None:
         sources = list(node.findall(nodes.literal_block))
         if sources and _SOLUTION.match(sources[0].astext()):
             node["prompt_show"], node["prompt_hide"] = show, hide
+        elif lang == "ja" and node["hide_mode"] in HIDDEN_PROMPTS_JA:
+            node["prompt_show"], node["prompt_hide"] = HIDDEN_PROMPTS_JA[node["hide_mode"]]
 
 
 def _same_track(link: dict | None, lang: str, pagename: str) -> bool:
@@ -83,7 +97,39 @@ def _adjust_navigation(app: Any, pagename: str, templatename: str, context: dict
     })
 
 
+def _track(docname: str) -> str:
+    match = _PAGE.match(docname)
+    return match["lang"] if match else ""
+
+
+def number_figures_per_track(
+        numbers: dict[str, dict[str, dict[str, tuple[int, ...]]]]) -> list[str]:
+    """Renumber Sphinx's figure numbers (`env.toc_fignumbers`: docname -> figure type -> id ->
+    number) from 1 within each track, keeping their order; returns the pages that changed.
+    Numbers with a section part (a numbered toctree) are left as they are."""
+    groups: dict[tuple[str, str], list[tuple[tuple[int, ...], str, str]]] = {}
+    for docname, by_type in numbers.items():
+        for figtype, by_id in by_type.items():
+            for figure_id, number in by_id.items():
+                if len(number) == 1:
+                    groups.setdefault((_track(docname), figtype), []).append(
+                        (number, docname, figure_id))
+    changed = set()
+    for (_, figtype), entries in groups.items():
+        for new, (old, docname, figure_id) in enumerate(sorted(entries), start=1):
+            if old != (new,):
+                numbers[docname][figtype][figure_id] = (new,)
+                changed.add(docname)
+    return sorted(changed)
+
+
+def _renumber_figures(app: Any, env: Any) -> list[str]:
+    # After Sphinx's TocTreeCollector (priority 500) has numbered the whole book.
+    return number_figures_per_track(env.toc_fignumbers)
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("env-get-updated", _renumber_figures, priority=600)
     app.connect("doctree-read", _solution_prompts)
     # After the theme's prev/next and header buttons are in the context.
     app.connect("html-page-context", _adjust_navigation, priority=503)

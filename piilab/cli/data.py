@@ -21,10 +21,17 @@ import argparse
 import os
 import sys
 
-from piilab.cli import CLIError, doing
+from piilab.cli import CLIError, check_size, doing
 from piilab.dataset import dataset_stats, load_dataset_dir, verify_dataset, write_dataset
 from piilab.generator import DEFAULT_SEED
 from piilab.labels import LABELS
+
+#: The largest --scale (220,000 records) and wide --records: beyond them a typo would run
+#: for hours and fill the disk, and every record is held in memory before it is written.
+MAX_SCALE = 100
+MAX_WIDE_RECORDS = 1_000_000
+#: Bytes per record on disk (the default corpus has 569, the wide one a little more).
+RECORD_BYTES = 700
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,12 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "predictions are always written 0600.")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generator seed (default 42)")
-    p.add_argument("--scale", type=int, default=1, help="multiply every split size (benchmarks)")
+    p.add_argument("--scale", type=int, default=1,
+                   help=f"multiply every split size (benchmarks; at most {MAX_SCALE})")
     p.add_argument("--profile", choices=("default", "wide"), default="default",
                    help="default: the course corpus (2,200 records, generator 1.0.0); wide: the "
                         "compositional training corpus of 18 genres (piilab.wide)")
     p.add_argument("--records", type=int, default=None,
-                   help="wide profile: records in all (80/10/10 split; default 20000)")
+                   help="wide profile: records in all (80/10/10 split; default 20000, at most "
+                        f"{MAX_WIDE_RECORDS:,})")
     p.add_argument("--force", action="store_true",
                    help="replace a different dataset in --out (all four files or none)")
     p.set_defaults(func=cmd_generate)
@@ -77,6 +86,8 @@ class ProgressBar:
 def cmd_generate(args: argparse.Namespace) -> int:
     if args.scale < 1:
         raise CLIError("--scale must be at least 1")
+    check_size("--scale", args.scale, MAX_SCALE, "2,200 records per unit", 2200 * RECORD_BYTES,
+               args.out)
     if args.profile == "wide":
         from piilab.wide import DEFAULT_RECORDS, write_wide
 
@@ -85,6 +96,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         records = DEFAULT_RECORDS if args.records is None else args.records
         if records < 10:
             raise CLIError("--records must be at least 10")
+        check_size("--records", records, MAX_WIDE_RECORDS, "records", RECORD_BYTES, args.out)
         with doing("cannot write"):
             manifest = write_wide(args.out, records, seed=args.seed, force=args.force,
                                   progress=ProgressBar("generating"))

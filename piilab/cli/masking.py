@@ -11,7 +11,8 @@ UTF-8 and default to stdin/stdout; line endings are kept as they are.
 Safety rules: the mapping holds every masked value, so it is written with
 mode 0600, as is restored text; masked text gets the umask's mode. Outputs are
 checked before anything is read or written: an output that is an input (the
-same path once resolved, or a hard link to it) or the other output is refused,
+same path once resolved, or a hard link to it; standard input redirected from
+a file counts as that file) or the other output is refused,
 and so is one that exists, unless ``--force`` is given (masking a second
 document with the first one's mapping path would otherwise make the first
 document unrestorable). Both outputs are then written together or not at all
@@ -29,7 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from piilab.cli import CLIError, doing
-from piilab.files import PRIVATE_MODE, check_outputs, write_all
+from piilab.files import PRIVATE_MODE, STDIN, STDOUT, check_outputs, write_all
+from piilab.inputs import loads_json
 from piilab.labels import LABELS, PairError, normalize_pair
 from piilab.tokenization import TOKEN_PATTERN, Candidate, mask_text, reassemble_text
 
@@ -57,8 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_mask(args: argparse.Namespace) -> int:
-    check_outputs([args.mapping, args.out], inputs=[args.candidates, args.input],
-                  force=args.force)
+    check_outputs([args.mapping, args.out or STDOUT],
+                  inputs=[args.candidates, args.input or STDIN], force=args.force)
     candidates = parse_candidates(_read_text(args.candidates, "candidates file"))
     source = _read_text(args.input, "input")
     result = mask_text(source, candidates)  # candidates are validated: no error expected
@@ -77,7 +79,8 @@ def cmd_mask(args: argparse.Namespace) -> int:
 
 
 def cmd_unmask(args: argparse.Namespace) -> int:
-    check_outputs([args.out], inputs=[args.mapping, args.input], force=args.force)
+    check_outputs([args.out or STDOUT], inputs=[args.mapping, args.input or STDIN],
+                  force=args.force)
     mapping = parse_mapping(_read_text(args.mapping, "mapping file"), args.mapping)
     masked = _read_text(args.input, "input")
     restored = reassemble_text(masked, mapping)
@@ -113,19 +116,13 @@ def parse_candidates(text: str) -> list[Candidate]:
 
 
 def parse_mapping(text: str, name: str = "mapping file") -> dict[str, str]:
-    """Read a ``{token: value}`` JSON object; raise CLIError on any other shape.
+    """Read a ``{token: value}`` JSON object; raise a `PiilabError` on any other shape.
 
     Entries are named by position, never by key or value; a value holding a
     lone surrogate (``"\\ud800"``: valid JSON, but not text) is refused, as it
     could not be written back as UTF-8.
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        # The decoder's message quotes no input, only the position.
-        raise CLIError(f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
-    except RecursionError:
-        raise CLIError(f"{name}: JSON nested too deeply") from None
+    data = loads_json(text, name)  # an InputError names the file and position, never text
     if not isinstance(data, dict):
         raise CLIError(f"{name}: expected a JSON object mapping tokens to values")
     for index, (token, value) in enumerate(data.items(), start=1):

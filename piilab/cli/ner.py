@@ -12,9 +12,13 @@ id when the hub is reachable), and writes ``SPLIT.jsonl`` and
 verified before the first file is written.
 
 A record whose gold spans do not align with the tokenizer's tokens stops the
-export (the message names the record id and the span's offsets) unless
-``--skip-misaligned`` is given; skipped records are listed in the manifest.
-Messages name files, record ids, offsets and counts, never text.
+export (the message names the record's file and line and the span's offsets)
+unless ``--skip-misaligned`` is given; skipped records are listed in the
+manifest. The records are validated first (`piilab.dataset.validate_record`,
+and ids unique across the splits). Files already in the output directory are
+refused unless ``--force``, a file of the dataset always; the export is
+written all files or none. Messages name files, line numbers, offsets and
+counts, never text or an id.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import os
 from pathlib import Path
 
 from piilab.cli import CLIError
-from piilab.dataset import DatasetError, dataset_files, load_dataset_dir
+from piilab.dataset import dataset_files, load_dataset_lines
 from piilab.files import check_outputs
 from piilab.generator import SPLITS
 
@@ -44,6 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="file format (repeatable; default: jsonl and parquet)")
     p.add_argument("--skip-misaligned", action="store_true",
                    help="leave out records whose spans end inside a token (listed in the manifest)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the files of an export already in --out")
     p.set_defaults(func=cmd_export_ner, extra="train")  # names the extra if an import fails
 
 
@@ -60,38 +66,30 @@ def _load_tokenizer(name: str):
 
 
 def cmd_export_ner(args: argparse.Namespace) -> int:
-    from piilab.ner import (
-        EXPORT_FORMATS,
-        EXPORT_MANIFEST,
-        MisalignedRecordError,
-        NERDataError,
-        export_ner_dataset,
-    )
+    from piilab.ner import EXPORT_FORMATS, EXPORT_MANIFEST, export_ner_dataset
 
     data_dir = Path(args.data_dir)
     if not data_dir.is_dir():
         raise CLIError(f"{data_dir}: not a directory")
-    try:
-        splits = load_dataset_dir(data_dir)
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
     chosen = list(dict.fromkeys(args.splits or SPLITS))
-    # Export files are replaced as before, but never one of the dataset's own files.
+    formats = args.formats or EXPORT_FORMATS
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{out}: exists and is not a directory")
+    # Before any work: never a dataset file, nor an earlier export without --force.
     if out.is_dir():
-        check_outputs([out / f"{split}.{suffix}" for split in chosen
-                       for suffix in (args.formats or EXPORT_FORMATS)] + [out / EXPORT_MANIFEST],
-                      inputs=dataset_files(data_dir), force=True)
+        check_outputs([out / f"{split}.{suffix}" for split in chosen for suffix in formats]
+                      + [out / EXPORT_MANIFEST], inputs=dataset_files(data_dir),
+                      force=args.force)
+    lines = load_dataset_lines(data_dir, validate=True)
     tokenizer = _load_tokenizer(args.tokenizer)
-    try:
-        manifest = export_ner_dataset(
-            {split: splits[split] for split in chosen}, tokenizer, args.out,
-            formats=args.formats or EXPORT_FORMATS, skip_misaligned=args.skip_misaligned,
-            tokenizer_name=os.fspath(args.tokenizer))
-    except MisalignedRecordError as exc:
-        raise CLIError(f"{exc} (--skip-misaligned leaves such records out)") from None
-    except NERDataError as exc:
-        raise CLIError(str(exc)) from None
+    manifest = export_ner_dataset(
+        {split: [record for _, record in lines[split]] for split in chosen}, tokenizer, out,
+        formats=formats, skip_misaligned=args.skip_misaligned,
+        tokenizer_name=os.fspath(args.tokenizer), force=args.force,
+        inputs=dataset_files(data_dir),
+        where={split: [f"{data_dir / f'{split}.jsonl'}:{n}" for n, _ in lines[split]]
+               for split in chosen})
     rows = {split: info["rows"] for split, info in manifest["splits"].items()}
     skipped = sum(len(entries) for entries in manifest["skipped"].values())
     print(f"piilab export-ner: {sum(rows.values())} rows "

@@ -21,22 +21,23 @@ import json
 import math
 from pathlib import Path
 
-from piilab.augment import AugmentError, augment_records
+from piilab.augment import augment_records, gold_problems
 from piilab.cli import CLIError, doing
 from piilab.dataset import (
     MANIFEST,
     build_manifest,
     dataset_files,
     load_dataset_dir,
+    load_dataset_lines,
     manifest_bytes,
     save_dataset,
     split_bytes,
 )
 from piilab.files import check_outputs, write_atomic
 from piilab.generator import DEFAULT_SEED, SPLITS
+from piilab.inputs import InputError, loads_json
 from piilab.splits import (
     DEFAULT_TARGETS,
-    SplitError,
     audit_splits,
     family_split,
     leak_free,
@@ -70,6 +71,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _load(directory: str) -> dict[str, list[dict]]:
     with doing("cannot read"):
         return load_dataset_dir(directory, validate=True)
+
+
+def _load_checked(directory: str, copies: int) -> tuple[list[dict], list[str]]:
+    """Every record of the dataset, in split order, and its ``file:line``.
+
+    Checked here, before any work, so that every message names the line of
+    the record at fault and never its id: the fields (`validate_record`), ids
+    unique across the splits, the gold annotation (`piilab.augment.gold_problems`,
+    which augmentation needs) and the ids the augmented copies will take.
+    """
+    with doing("cannot read"):
+        lines = load_dataset_lines(directory, validate=True)
+    records, where = [], []
+    for name in SPLITS:
+        for lineno, record in lines[name]:
+            records.append(record)
+            where.append(f"{Path(directory) / f'{name}.jsonl'}:{lineno}")
+    first: dict[str, str] = {}
+    for record, place in zip(records, where, strict=True):
+        if record["id"] in first:
+            raise CLIError(f"{place}: duplicate id (first at {first[record['id']]})")
+        first[record["id"]] = place
+    for record, place in zip(records, where, strict=True):
+        problems = gold_problems(record)
+        if problems:
+            reason = problems[0].removeprefix(f"record {record['id']}: ")
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise CLIError(f"{place}: invalid gold annotation: {reason}{more}")
+        for k in range(1, copies + 1):
+            other = first.get(f"{record['id']}-aug{k}")
+            if other is not None:
+                raise CLIError(f"{place}: its augmented copy {k} would take the id of the "
+                               f"record at {other}")
+    return records, where
 
 
 def format_audit(audit: dict) -> str:
@@ -111,10 +146,7 @@ def _json_bytes(data: dict) -> bytes:
 def cmd_audit(args: argparse.Namespace) -> int:
     check_outputs([args.json_out], inputs=dataset_files(args.dir), force=args.force)
     splits = _load(args.dir)
-    try:
-        audit = audit_splits(splits)
-    except SplitError as exc:
-        raise CLIError(str(exc)) from None
+    audit = audit_splits(splits)  # validated records: every field it reads is there
     if args.json_out:  # written before anything is printed: an error prints one line only
         with doing("cannot write"):
             write_atomic(args.json_out, _json_bytes(audit))
@@ -143,9 +175,16 @@ def _source_manifest(path: Path) -> tuple[int, str]:
     """The generator seed and the SHA-256 of the input's manifest."""
     try:
         blob = path.read_bytes()
-        seed = json.loads(blob.decode("utf-8")).get("seed", DEFAULT_SEED)
-    except (OSError, ValueError, AttributeError, RecursionError):
-        raise CLIError(f"{path}: missing or malformed manifest") from None
+    except OSError:
+        raise CLIError(f"{path}: missing or unreadable manifest") from None
+    try:
+        manifest = loads_json(blob, str(path))
+    except InputError as exc:  # names the file and the reason, never the text
+        raise CLIError(f"{path}: malformed manifest "
+                       f"({str(exc).removeprefix(f'{path}: ')})") from None
+    if not isinstance(manifest, dict):
+        raise CLIError(f"{path}: malformed manifest (not a JSON object)")
+    seed = manifest.get("seed", DEFAULT_SEED)
     if type(seed) is not int:
         raise CLIError(f"{path}: field 'seed' must be an integer")
     return seed, hashlib.sha256(blob).hexdigest()
@@ -179,22 +218,15 @@ def cmd_resplit(args: argparse.Namespace) -> int:
                                           and out.samefile(src)):
         raise CLIError("--out must be a different directory from the input")
     targets = _targets(args.targets)
-    splits = _load(args.dir)
+    records, _ = _load_checked(args.dir, args.augment)
     generator_seed, source_sha = _source_manifest(src / MANIFEST)
-    records = [r for name in SPLITS for r in splits[name]]
-    try:
-        resplit = family_split(records, targets, seed=args.seed)
-    except SplitError as exc:
-        raise CLIError(str(exc)) from None
+    resplit = family_split(records, targets, seed=args.seed)
     deviation = split_deviation(resplit, targets)
     # Augment the training split only, after the split, with no held-out value.
     held_out = [e["value"] for name in SPLITS if name != "train"
                 for r in resplit[name] for e in r["entities"]]
-    try:
-        augmented = augment_records(resplit["train"], args.augment, seed=args.seed,
-                                    exclude_values=held_out)
-    except AugmentError as exc:
-        raise CLIError(str(exc)) from None
+    augmented = augment_records(resplit["train"], args.augment, seed=args.seed,
+                                exclude_values=held_out)
     resplit["train"] = resplit["train"] + augmented
     audit = audit_splits(resplit)
 

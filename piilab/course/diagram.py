@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from piilab.course.ch01 import PIPELINE
-from piilab.course.lang import page_language
+from piilab.course.lang import page_language, say
 
 
 class SvgFigure:
@@ -29,26 +29,9 @@ class SvgFigure:
         return f"<SvgFigure: {self.alt}>"
 
 
-_DIAGRAM_TEXT = {
-    "en": {
-        "alt": "The PII Lab pipeline: eight stages from data generation to evaluation",
-        "mapping": "mapping (token → value)",
-        "mapping_note": "kept in the trusted zone",
-        "gold": "gold labels",
-        "legend_raw": "handles raw PII",
-        "legend_masked": "sees masked text only",
-        "legend_mapping": "sensitive key",
-    },
-    "ja": {
-        "alt": "PII Lab のパイプライン: データ生成から評価までの 8 段階",
-        "mapping": "対応表 (トークン → 値)",
-        "mapping_note": "信頼できる領域の中に保管",
-        "gold": "正解ラベル",
-        "legend_raw": "生の PII を扱う",
-        "legend_masked": "マスク済みテキストのみ",
-        "legend_mapping": "機密の鍵",
-    },
-}
+#: The diagram's own words: page messages `ch01.diagram_<name>` (`piilab/course/messages/`).
+_DIAGRAM_WORDS = ("alt", "mapping", "mapping_note", "gold", "legend_raw", "legend_masked",
+                  "legend_mapping")
 
 _RAW = ("#fde4e1", "#b83227")  # fill, stroke: stages that handle raw PII
 _MASKED = ("#e2f3df", "#2e7d32")  # the stage that sees masked text only
@@ -62,7 +45,7 @@ def pipeline_diagram(lang: str | None = None) -> SvgFigure:
     say which stages see raw PII; dashed lines carry the gold labels and the mapping.
     """
     lang = lang or page_language()
-    text = _DIAGRAM_TEXT[lang]
+    text = {word: say(f"ch01.diagram_{word}", lang=lang) for word in _DIAGRAM_WORDS}
     width, height = 900, 410
     box_w, box_h = 190, 66
     columns = (20, 240, 460, 680)

@@ -7,12 +7,20 @@ so anything that depends on the reader's language is resolved here, at run time:
   folder it runs in (`book/ja`, `notebooks/ja`, ...), else, on Colab, the notebook's own
   metadata (`piilab.language`), else English.
 - `repo_root()` and `quiz_path()` find course files from wherever the notebook runs.
+- `say(key, **fields)` is a label a chapter prints (``"16 test documents: ..."``), in the
+  page's language, from the message data ``piilab/course/messages/<lang>.json`` (which
+  textlint reads, like the checkers' messages), so the code cell stays the same in both tracks.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from functools import cache
+from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 #: The two tracks of the course. A chapter exists under the same file name in both.
 LANGUAGES: tuple[str, ...] = ("en", "ja")
@@ -77,3 +85,27 @@ def quiz_path(chapter: str, lang: str | None = None) -> Path:
     if lang not in LANGUAGES:
         raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
     return repo_root() / "book" / "quizzes" / lang / f"{chapter}.json"
+
+
+@cache
+def page_messages(language: str):
+    """The printed labels of `language` ("en" or "ja"): key -> `str.format` template, read-only."""
+    if language not in LANGUAGES:
+        raise ValueError(f"no page messages for {language!r}; the languages are "
+                         f"{', '.join(LANGUAGES)}")
+    path = resources.files("piilab.course").joinpath("messages", f"{language}.json")
+    return MappingProxyType(json.loads(path.read_text(encoding="utf-8")))
+
+
+def say(key: str, /, *, lang: str | None = None, **fields: Any) -> str:
+    """The label `key` in `lang` (default: the page's language), formatted with `fields`.
+
+    Raises KeyError naming the key and the file when the catalog lacks it.
+    """
+    language = lang or page_language()
+    try:
+        template = page_messages(language)[key]
+    except KeyError:
+        raise KeyError(f"no page message {key!r} in piilab/course/messages/{language}.json") \
+            from None
+    return template.format(**fields)

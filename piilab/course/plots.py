@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from piilab.errors import PiilabError
 from piilab.evaluation import EvaluationResult
 from piilab.labels import LABELS
 
@@ -51,7 +52,7 @@ TEXT: dict[str, dict[str, str]] = {
 }
 
 
-class MissingFontError(RuntimeError):
+class MissingFontError(PiilabError, RuntimeError):
     """The packaged CJK font is not installed."""
 
 
@@ -77,9 +78,16 @@ def setup_cjk_fonts() -> str:
     from matplotlib import font_manager
 
     path = str(cjk_font_path())
-    if not any(f.fname == path for f in font_manager.fontManager.ttflist):
-        font_manager.fontManager.addfont(path)
+    manager = font_manager.fontManager
+    if not any(f.fname == path for f in manager.ttflist):
+        manager.addfont(path)
     family = font_manager.FontProperties(fname=path).get_name()
+    # A system copy of the same family (Debian's fonts-noto-cjk) must not be picked instead:
+    # every machine draws with the packaged file.
+    others = [f for f in manager.ttflist if f.name == family and f.fname != path]
+    if others:
+        manager.ttflist = [f for f in manager.ttflist if f not in others]
+        manager._findfont_cached.cache_clear()
     # A list of families makes matplotlib fall back glyph by glyph (matplotlib >= 3.6).
     mpl.rcParams["font.family"] = ["DejaVu Sans", family]
     mpl.rcParams["axes.unicode_minus"] = False
@@ -106,10 +114,11 @@ def plot_per_type(result: EvaluationResult, lang: str = "en", ax=None, title: st
         values = [getattr(result.per_type[label], metric) for label in LABELS]
         ax.bar([x + (k - 1) * width for x in xs], values, width, label=t[metric])
     ax.set_xticks(list(xs), LABELS, rotation=30)
-    ax.set_ylim(0, 1.25)  # headroom so the legend never covers a bar
+    ax.set_ylim(0, 1.05)
     ax.set_ylabel(t["rate"])
     ax.set_title(title or t["per_type_title"])
-    ax.legend(loc="upper center", ncol=3, fontsize="small")
+    # Outside the axes, on the right, so that it never covers a bar.
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     ax.figure.tight_layout()
     return ax
 
@@ -126,13 +135,19 @@ def plot_leaks(results: Mapping[str, EvaluationResult], lang: str = "en", ax=Non
     width = 0.38
     docs = [results[n].documents.leak_rate for n in names]
     ents = [results[n].entities.leak_rate for n in names]
-    ax.bar([i - width / 2 for i in range(len(names))], docs, width, label=t["leak_docs"])
-    ax.bar([i + width / 2 for i in range(len(names))], ents, width, label=t["leak_entities"])
+    for offset, values, label in ((-width / 2, docs, t["leak_docs"]),
+                                  (width / 2, ents, t["leak_entities"])):
+        bars = ax.bar([i + offset for i in range(len(names))], values, width, label=label)
+        # Every bar gets its value, so a rate of 0 (the oracle's) is visible, not a missing bar.
+        ax.bar_label(bars, fmt="%.2f", padding=2, fontsize="small")
+    ax.axhline(0, color="0.3", linewidth=0.8)
     ax.set_xticks(range(len(names)), names)
-    ax.set_ylim(0, 1.25)
+    ax.set_ylim(0, 1.12)  # room for the value labels above a rate of 1
     ax.set_ylabel(t["rate"])
     ax.set_title(t["leak_title"])
-    ax.legend(loc="upper center", ncol=2, fontsize="small")
+    # Below the axes, so that it never covers a bar or a label.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize="small",
+              frameon=False)
     ax.figure.tight_layout()
     return ax
 

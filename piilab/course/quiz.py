@@ -26,6 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from piilab.errors import PiilabError
+
 #: HTML tags a quiz text may use (jupyterquiz inserts texts as HTML).
 ALLOWED_TAGS = frozenset({"code", "b", "i", "em", "strong", "br", "kbd"})
 
@@ -33,7 +35,7 @@ _TAG = re.compile(r"<\s*/?\s*([A-Za-z][A-Za-z0-9]*)\s*/?\s*>")
 _BARE_AMPERSAND = re.compile(r"&(?![A-Za-z]+;|#[0-9]+;|#x[0-9A-Fa-f]+;)")
 
 
-class QuizError(ValueError):
+class QuizError(PiilabError):
     """A quiz file does not follow `piilab/course/quiz_schema.json` or the quiz rules."""
 
 

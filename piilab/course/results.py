@@ -34,6 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from piilab.errors import PiilabError
 from piilab.evaluation import EvaluationResult
 
 __all__ = [
@@ -81,7 +82,7 @@ _RATES = ("precision", "recall", "f1", "documents_leak_rate", "hallucination_rat
           "parse_success_rate")
 
 
-class RunsFileError(ValueError):
+class RunsFileError(PiilabError):
     """A results file cannot be read as recorded runs (names the file, the line and the
     reason, never a value of the row)."""
 

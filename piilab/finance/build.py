@@ -12,30 +12,33 @@ In the order the chapter explains it:
      (`piilab.generator.make_record`; record ``i`` of the course split, so
      the first ones are the default corpus and later ones its scaled
      continuation), **perturbed mention by mention**: every gold occurrence
-     (`piilab.ner.gold_spans`) is re-labelled to the finance taxonomy
-     (ACCOUNT -> ACCOUNT_NUMBER, CARD -> CARD_NUMBER, DOB -> DATE, REL -> O,
+     (`piilab.ner.gold_spans`) is re-labelled to the finance taxonomy by the
+     mapping of ``label-taxonomy.yaml`` (`piilab.taxonomy.map_spans`:
+     ACCOUNT -> ACCOUNT_NUMBER, CARD -> CARD_NUMBER, DOB -> DATE, REL -> O,
      the others by name) and replaced by a fresh value of its new label from
      the row's split pool; two mentions of one value get one new value, and a
      name written spaced (``김 가 상``) gets the new name spaced.
    * ``course-en``: an English course record **replayed**: re-labelled the
-     same way (an address's trailing ZIP code becomes its own ZIPCODE span),
-     values kept, except a value whose MD5 pool is another split's: it is
-     replaced by a fresh one (counted in the build report), so the pools stay
-     disjoint.
+     same way, with one exception the taxonomy file documents (its ADDRESS is
+     ``broader``: it includes the postal code), so an address's trailing ZIP
+     code becomes its own ZIPCODE span (`_split_zip`); values kept, except a
+     value whose MD5 pool is another split's: it is replaced by a fresh one
+     (counted in the build report), so the pools stay disjoint.
    * ``domain``: a template family (`piilab.finance.templates`) rendered with
      fresh values.
 
 2. **A row** (`make_row`): the spans become ``privacy_mask`` entries and the
-   ``[LABEL_n]`` placeholders of ``masked_text`` (numbered per label in
-   source order; one spelling, one placeholder; a name the source already
-   holds is skipped, as `piilab.tokenization.mask_text` does); the text is
+   ``[LABEL_n]`` placeholders of ``masked_text``, numbered by the course's
+   own rule (`piilab.masking.number_tokens`, the numbering step of
+   `mask_text`: per label in source order; one spelling, one placeholder; a
+   name the source already holds is skipped); the text is
    tokenized with o200k (`piilab.finance.tokens`) and the spans projected to
    BIOES tags (`piilab.bioes.spans_to_bioes`). A span whose boundary falls
    inside a token cannot be tagged: the row is **redrawn** (new values, or
    the next course record) and the redraw counted per cluster in the report.
    Every row is checked before it is kept: the tags decode back to exactly
    the spans (the round trip), and ``masked_text`` with its values put back
-   is ``source_text``.
+   (`piilab.masking.reassemble_text`) is ``source_text``.
 
 3. **The split** (`build_rows`): the rows of each split are shuffled
    (seeded) and checked as a whole: the value pools of the splits are
@@ -47,7 +50,11 @@ In the order the chapter explains it:
 template family (the course's ``template_id`` for course rows), so a family
 split can be redone from the rows. Everything is seeded from SHA-256 of the
 seed and the row's coordinates: the same seed and row count give the same
-rows, whatever ``PYTHONHASHSEED`` is.
+rows, whatever ``PYTHONHASHSEED`` is. The course rows depend on the course
+generator too, so the report and the card record the course
+``GENERATOR_VERSION`` and the SHA-256 of the course corpus manifest at the
+build's seed (`course_manifest_sha256`); ``piilab finance verify`` checks both
+against the installed generator.
 
 What it deliberately does not do: read the upstream corpus the card names
 (not available: SPEC section 10 says what stands in for it), or check its own
@@ -56,6 +63,7 @@ work a second time: `piilab.finance.verify` does that with separate code.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -69,9 +77,27 @@ from pathlib import Path
 from typing import Any
 
 from piilab.bioes import bioes_classes, bioes_to_spans, check_alignment, spans_to_bioes
+from piilab.errors import PiilabError
 from piilab.finance import templates as TPL
 from piilab.finance import tokens as TOK
 from piilab.finance import values as V
+from piilab.finance.card import render_card, row_stats
+from piilab.finance.spec import (
+    COLUMNS,
+    COMPOSITION,
+    DEFAULT_ROWS,
+    DEFAULT_SEED,
+    EN_SHARE_BAND,
+    FINANCE_VERSION,
+    SOURCES,
+    SPLIT_SHARES,
+    SPLITS,
+    arrow_schema,
+)
+from piilab.generator import GENERATOR_VERSION
+from piilab.masking import number_tokens, reassemble_text
+from piilab.safe_values import seeded_random
+from piilab.taxonomy import EXPERIMENT, FINANCE, finance_labels, map_spans
 
 __all__ = [
     "COLUMNS",
@@ -85,94 +111,34 @@ __all__ = [
     "BuildError",
     "FinanceBuild",
     "build_rows",
+    "course_manifest_sha256",
     "finance_classes",
-    "mask_spans",
     "write_build",
 ]
 
-FINANCE_VERSION = "1.0.0"
-DEFAULT_SEED = 42
-#: Rows of a default build (train + validation); ``--rows 71788`` is the card's scale.
-DEFAULT_ROWS = 10000
-SPLITS: tuple[str, ...] = ("train", "validation")
-#: The share of rows in each split.
-SPLIT_SHARES: tuple[tuple[str, float], ...] = (("train", 0.8), ("validation", 0.2))
-SOURCES: tuple[str, ...] = ("course-ko", "domain", "course-en")
-#: ``(source_dataset, language, share of a split's rows)``: the card's proportions.
-COMPOSITION: tuple[tuple[str, str, float], ...] = (
-    ("course-ko", "ko", 0.50),
-    ("domain", "ko", 0.235),
-    ("domain", "en", 0.045),
-    ("course-en", "en", 0.22),
-)
-#: The en share every split must hold (inclusive).
-EN_SHARE_BAND: tuple[float, float] = (0.20, 0.30)
-#: The card's 9 columns, in order.
-COLUMNS: tuple[str, ...] = (
-    "source_text", "masked_text", "privacy_mask", "language", "split", "uid",
-    "source_dataset", "tokens", "token_classes",
-)
 #: How often one row is redrawn before the build gives up (a template bug).
 MAX_REDRAWS = 25
 
-#: Experiment label -> finance label for the course rows (REL has none: it becomes O).
-COURSE_TO_FINANCE: Mapping[str, str | None] = {
-    "EMAIL": "EMAIL", "RRN": "RRN", "CARD": "CARD_NUMBER", "ACCOUNT": "ACCOUNT_NUMBER",
-    "PHONE": "PHONE", "DOB": "DATE", "ADDRESS": "ADDRESS", "PERSON": "PERSON", "REL": None,
-}
-
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_[0-9]+\]")
 _TRAILING_ZIP = re.compile(r" ([0-9]{5})$")
+_ERROR_BASE = PiilabError  # a failed check of the build's own rules
 
 
-class BuildError(RuntimeError):
+class BuildError(PiilabError, RuntimeError):
     """A build check failed (the message names rows, labels and counts, never a value)."""
 
 
-class _Misaligned(Exception):
+class _Misaligned(PiilabError):  # control flow inside the builder, never raised out
     """A span boundary falls inside an o200k token: the row is redrawn."""
 
 
 def finance_classes() -> tuple[str, ...]:
     """The 73 BIOES classes of the finance taxonomy (``O``, then B/I/E/S per label, card order)."""
-    from piilab.taxonomy import finance_labels
-
     return bioes_classes(finance_labels())
 
 
 # --------------------------------------------------------------------------------
 # 2. One row
 # --------------------------------------------------------------------------------
-
-
-def mask_spans(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
-    """``text`` with each span replaced by ``[LABEL_n]`` (per label, in source order).
-
-    One spelling of one label gets one placeholder; a placeholder the text
-    already holds is skipped (its number is not used).
-
-    >>> mask_spans("김가상 and 김가상, 010-0000-1111", [(0, 3, "PERSON"), (8, 11, "PERSON"),
-    ...                                           (13, 26, "PHONE")])
-    '[PERSON_1] and [PERSON_1], [PHONE_1]'
-    """
-    taken = set(_PLACEHOLDER.findall(text))
-    numbers: dict[str, int] = {}
-    placeholder_of: dict[tuple[str, str], str] = {}
-    pieces: list[str] = []
-    cursor = 0
-    for start, end, label in sorted(spans):
-        key = (label, text[start:end])
-        if key not in placeholder_of:
-            while True:
-                numbers[label] = numbers.get(label, 0) + 1
-                name = f"[{label}_{numbers[label]}]"
-                if name not in taken:
-                    break
-            placeholder_of[key] = name
-        pieces += [text[cursor:start], placeholder_of[key]]
-        cursor = end
-    pieces.append(text[cursor:])
-    return "".join(pieces)
 
 
 def make_row(text: str, spans: Sequence[tuple[int, int, str]], *, language: str, split: str,
@@ -188,10 +154,10 @@ def make_row(text: str, spans: Sequence[tuple[int, int, str]], *, language: str,
     tags = spans_to_bioes(offsets, spans)
     if [tuple(s) for s in bioes_to_spans(offsets, tags)] != [tuple(s) for s in spans]:
         raise BuildError(f"row {uid}: token_classes do not decode to the spans")
-    masked = mask_spans(text, spans)
+    masked = number_tokens(text, spans)
     row = {
         "source_text": text,
-        "masked_text": masked,
+        "masked_text": masked.masked_text,
         "privacy_mask": [{"label": label, "start": start, "end": end, "value": text[start:end]}
                          for start, end, label in spans],
         "language": language,
@@ -201,27 +167,9 @@ def make_row(text: str, spans: Sequence[tuple[int, int, str]], *, language: str,
         "tokens": tokens,
         "token_classes": tags,
     }
-    if _unmask(row) != text:
+    if reassemble_text(masked.masked_text, masked.mapping) != text:
         raise BuildError(f"row {uid}: masked_text does not reassemble to source_text")
     return row
-
-
-def _unmask(row: Mapping[str, Any]) -> str:
-    """``masked_text`` with each placeholder replaced by its value, in order."""
-    values = iter(entry["value"] for entry in row["privacy_mask"])
-    text, source = row["masked_text"], row["source_text"]
-    out, cursor, position = [], 0, 0
-    for entry in row["privacy_mask"]:
-        gap = source[cursor:entry["start"]]
-        out.append(text[position:position + len(gap)])
-        position += len(gap)
-        match = _PLACEHOLDER.match(text, position)
-        if match is None:
-            return ""
-        out.append(next(values))
-        position, cursor = match.end(), entry["end"]
-    out.append(text[position:])
-    return "".join(out)
 
 
 # --------------------------------------------------------------------------------
@@ -229,20 +177,45 @@ def _unmask(row: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------
 
 
+@functools.cache
+def course_manifest_sha256(seed: int) -> str:
+    """The SHA-256 of the course corpus manifest at `seed` (scale 1, as ``piilab generate
+    --seed SEED`` writes it): the corpus whose records, and their continuation, a build
+    with this seed replays."""
+    from piilab.dataset import build_manifest, manifest_bytes, split_bytes
+    from piilab.generator import SPLITS as COURSE_SPLITS
+    from piilab.generator import generate_dataset
+
+    records = generate_dataset(seed)
+    blobs = {split: split_bytes(records[split]) for split in COURSE_SPLITS}
+    return hashlib.sha256(manifest_bytes(build_manifest(seed, blobs, records))).hexdigest()
+
+
 def _rng(seed: int, *parts: object) -> random.Random:
-    key = ":".join(map(str, ("piilab-finance", FINANCE_VERSION, seed, *parts))).encode()
-    return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+    return seeded_random("piilab-finance", FINANCE_VERSION, seed, *parts)
 
 
 def _course_spans(record: Mapping[str, Any]) -> list[tuple[int, int, str]]:
-    """The record's gold occurrences with finance labels (REL dropped: it becomes O)."""
+    """The record's gold occurrences with finance labels, by the taxonomy file's mapping
+    (`piilab.taxonomy.map_spans`); the unmapped ones (REL) are dropped: they become O."""
     from piilab.ner import gold_spans
 
-    out = []
-    for span in gold_spans(record):
-        label = COURSE_TO_FINANCE[span.label]
-        if label is not None:
-            out.append((span.start, span.end, label))
+    spans = [(span.start, span.end, span.label) for span in gold_spans(record)]
+    mapped, _unmapped = map_spans(spans, EXPERIMENT, FINANCE)
+    return mapped
+
+
+def _split_zip(text: str, spans: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The one documented exception to the taxonomy mapping: a course ADDRESS includes its
+    postal code (relation ``broader`` in ``label-taxonomy.yaml``), which the finance
+    taxonomy labels ZIPCODE on its own, so a trailing 5-digit ZIP becomes its own span."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, label in spans:
+        zip_code = _TRAILING_ZIP.search(text, start, end) if label == "ADDRESS" else None
+        if zip_code is not None and zip_code.end() == end:
+            out += [(start, zip_code.start(), "ADDRESS"), (zip_code.start(1), end, "ZIPCODE")]
+        else:
+            out.append((start, end, label))
     return out
 
 
@@ -290,13 +263,7 @@ def _course_en(record: Mapping[str, Any], rng: random.Random, split: str,
                counts: Counter) -> tuple[str, list]:
     """Replay: values kept (ZIP split off addresses); a value of another split's pool is redrawn."""
     text = record["source_text"]
-    spans: list[tuple[int, int, str]] = []
-    for start, end, label in _course_spans(record):
-        zip_code = _TRAILING_ZIP.search(text, start, end) if label == "ADDRESS" else None
-        if zip_code is not None and zip_code.end() == end:
-            spans += [(start, zip_code.start(), "ADDRESS"), (zip_code.start(1), end, "ZIPCODE")]
-        else:
-            spans.append((start, end, label))
+    spans = _split_zip(text, _course_spans(record))
     new_of: dict[tuple[str, str], str] = {}
     taken = {V.normalize_value(text[s:e]) for s, e, _ in spans}
     replacements = []
@@ -387,13 +354,14 @@ def _check_split_rows(rows_by_split: Mapping[str, Sequence[Mapping[str, Any]]]) 
                 raise BuildError(f"row {row['uid']}: a CVC without a card number")
     for a, b in itertools.combinations(sorted(pools), 2):
         shared = pools[a] & pools[b]
-        assert not shared, f"value pools of {a} and {b} share {len(shared)} values"
+        if shared:
+            raise BuildError(f"value pools of {a} and {b} share {len(shared)} values")
 
 
 def build_rows(rows: int = DEFAULT_ROWS, seed: int = DEFAULT_SEED) -> FinanceBuild:
     """Build `rows` rows (train + validation) from `seed`; checked, not yet written."""
     if rows < 20:
-        raise ValueError("a finance build needs at least 20 rows")
+        raise BuildError("a finance build needs at least 20 rows")
     counts: Counter = Counter()
     misaligned: Counter = Counter()
     by_split: dict[str, tuple[dict[str, Any], ...]] = {}
@@ -408,6 +376,8 @@ def build_rows(rows: int = DEFAULT_ROWS, seed: int = DEFAULT_SEED) -> FinanceBui
     _check_split_rows(by_split)
     report = {
         "finance_version": FINANCE_VERSION,
+        "course_generator_version": GENERATOR_VERSION,
+        "course_manifest_sha256": course_manifest_sha256(seed),
         "seed": seed,
         "rows": rows,
         "tokenizer": TOK.ENCODING_NAME,
@@ -425,14 +395,6 @@ def build_rows(rows: int = DEFAULT_ROWS, seed: int = DEFAULT_SEED) -> FinanceBui
 #: The (PII-free) report of a build, written next to the rows.
 REPORT_FILE = "build_report.json"
 CARD_FILE = "README.md"
-
-
-def arrow_schema():
-    """The Arrow schema of the card's 9 columns (`piilab.ner.export.arrow_schema` without
-    ``token_offsets``, which are derived from ``tokens`` here)."""
-    from piilab.ner.export import arrow_schema as export_schema
-
-    return export_schema(token_offsets=False)
 
 
 def jsonl_bytes(rows: Sequence[Mapping[str, Any]]) -> bytes:
@@ -465,7 +427,6 @@ def write_build(out_dir: str | os.PathLike, build: FinanceBuild, *, force: bool 
     Existing files are refused unless `force` (`piilab.files.check_outputs`).
     """
     from piilab.files import PRIVATE_MODE, check_outputs, write_all
-    from piilab.finance.card import render_card, row_stats
 
     out = Path(out_dir)
     out.mkdir(mode=0o700, parents=True, exist_ok=True)

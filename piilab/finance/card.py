@@ -19,6 +19,11 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
+from piilab.finance.spec import EN_SHARE_BAND
+from piilab.finance.templates import families
+from piilab.finance.values import normalize_value
+from piilab.taxonomy import finance_labels
+
 __all__ = ["INVALIDATION", "render_card", "row_stats"]
 
 CARD_TEMPLATE = "card_template.md"
@@ -39,10 +44,6 @@ INVALIDATION: tuple[tuple[str, str, str], ...] = (
 
 def row_stats(rows_by_split: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
     """The statistics the card shows, computed from the rows (plain ints, label order)."""
-    from piilab.finance.templates import families
-    from piilab.finance.values import normalize_value
-    from piilab.taxonomy import finance_labels
-
     hard_negative = {f.id: f.hard_negative for f in families()}
     splits = list(rows_by_split)
     pools: dict[str, set[str]] = {}
@@ -81,8 +82,6 @@ def _table(header: Sequence[str], body: Sequence[Sequence[Any]]) -> str:
 
 def render_card(stats: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     """The card's Markdown text from `row_stats` and the build report."""
-    from piilab.finance.build import EN_SHARE_BAND
-
     splits = list(stats["splits"])
     total = {k: sum(stats["splits"][s][k] for s in splits) for k in ("rows", "ko", "en")}
     language_rows = []
@@ -106,6 +105,8 @@ def render_card(stats: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     return template.substitute(
         version=report["finance_version"], seed=report["seed"], rows=f"{total['rows']:,}",
         tokenizer=report["tokenizer"],
+        course_generator=report["course_generator_version"],
+        course_manifest=report["course_manifest_sha256"],
         language_table=_table(["split", "rows", "ko", "en", "en share"], language_rows),
         en_band=f"{EN_SHARE_BAND[0]:.0%}-{EN_SHARE_BAND[1]:.0%} in each split",
         source_table=_table(["source_dataset", *splits, "total"], source_rows),

@@ -40,6 +40,8 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
+from piilab import safe_values as SV
+from piilab.errors import PiilabError
 from piilab.finance import values as V
 
 __all__ = [
@@ -67,7 +69,7 @@ _BRACES = re.compile(r"\{([^{}]*)\}")
 _SLOT = re.compile(r"^(?P<label>[A-Z][A-Z_]*?)(?:_(?P<n>[0-9]+))?$")
 
 
-class TemplateError(ValueError):
+class TemplateError(PiilabError):
     """The templates file is malformed (names the family and the problem)."""
 
 
@@ -76,32 +78,32 @@ class TemplateError(ValueError):
 # --------------------------------------------------------------------------------
 
 
-def _digits(rng: random.Random, n: int) -> str:
-    return "".join(str(rng.randrange(10)) for _ in range(n))
+#: The switchboard prefixes these templates draw (a subset of
+#: `piilab.safe_values.KO_SWITCHBOARD_PREFIXES`; the course generator draws another one).
+KO_SWITCHBOARD_DRAW: tuple[str, ...] = ("1588", "1544", "1566", "1600", "1899")
+#: Product-code prefixes of these templates.
+PRODUCT_PREFIXES: tuple[str, ...] = ("SKU", "PRD", "FX")
 
 
 def _decoy(kind: str, rng: random.Random, language: str) -> str:
     if kind == "AMOUNT":
-        if language == "ko":
-            return f"{rng.randrange(1, 9000) * 1000:,}원"
-        return f"${rng.randrange(5, 9000):,}.{rng.randrange(100):02d}"
+        return SV.amount(rng, language, below=9000)
     if kind == "ORDER":
-        return f"ORD-{rng.randrange(2024, 2027)}{rng.randrange(1, 13):02d}-{_digits(rng, 5)}"
+        return SV.order_number(rng)
     if kind == "PRODUCT":
-        return f"{rng.choice(('SKU', 'PRD', 'FX'))}-{rng.choice('ABCDEFGH')}{_digits(rng, 4)}"
+        return SV.product_code(rng, PRODUCT_PREFIXES)
     if kind == "POLICY":  # identifies a contract, not a person: O (taxonomy, GENERIC_ID)
-        return f"{rng.choice(('POL', 'PL', 'LN'))}-{rng.randrange(2015, 2027)}-{_digits(rng, 6)}"
+        prefix, year = rng.choice(("POL", "PL", "LN")), rng.randrange(2015, 2027)
+        return f"{prefix}-{year}-{SV.digits(rng, 6)}"
     if kind == "APPROVAL":
-        return _digits(rng, 8)
+        return SV.digits(rng, 8)
     if kind == "SWITCHBOARD":
-        if language == "ko":
-            return f"{rng.choice(('1588', '1544', '1566', '1600', '1899'))}-{_digits(rng, 4)}"
-        return f"1-800-{rng.randrange(200, 999)}-{_digits(rng, 4)}"
+        return SV.switchboard(rng, language, KO_SWITCHBOARD_DRAW)
     if kind == "BRANCH":
         if language == "ko":
             branch = rng.choice(("강남", "여의도", "종로", "서면", "판교"))
-            return f"{branch}지점({_digits(rng, 3)})"
-        return f"branch {_digits(rng, 4)}"
+            return f"{branch}지점({SV.digits(rng, 3)})"
+        return f"branch {SV.digits(rng, 4)}"
     if kind == "RATE":
         return f"연 {rng.randrange(2, 15)}.{rng.randrange(100):02d}%"
     raise TemplateError(f"unknown decoy kind {kind}")

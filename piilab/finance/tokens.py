@@ -46,6 +46,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from piilab.errors import PiilabError
+
 __all__ = [
     "ENCODING_NAME",
     "TokenError",
@@ -61,7 +63,7 @@ __all__ = [
 ENCODING_NAME = "o200k_base"
 
 
-class TokenError(ValueError):
+class TokenError(PiilabError):
     """Tokens do not spell the text (the message names counts and positions, never text)."""
 
 

@@ -46,14 +46,18 @@ prefixes. The checks that prove the rules live apart from this code, in
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import random
 import string
 from collections.abc import Callable
 
 from piilab import templates as course_vocabulary
 from piilab.checksums import invalid_card_number, invalid_digit, invalid_rrn, luhn_check_digit
+from piilab.errors import PiilabError
 from piilab.labels import nfc
+from piilab.pools import partition
+from piilab.safe_values import digits as _digits
+from piilab.safe_values import group as _group
+from piilab.safe_values import ko_unassigned_group, us_fiction_line
 
 __all__ = [
     "DEFAULT_SPLIT_SHARES",
@@ -77,7 +81,7 @@ _SEPARATORS = str.maketrans("", "", " -./()+,:_")
 _FRN_WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
 
 
-class PoolError(RuntimeError):
+class PoolError(PiilabError, RuntimeError):
     """No value of the split's pool could be drawn (names the label and split, not a value)."""
 
 
@@ -97,19 +101,13 @@ def normalize_value(value: str) -> str:
 
 def pool_split(value: str,
                shares: tuple[tuple[str, float], ...] = DEFAULT_SPLIT_SHARES) -> str:
-    """The split whose pool holds `value`: MD5 of the normalized form, as a fraction of 2**32.
+    """The split whose pool holds `value`: the MD5 of its normalized form, first 4 bytes as a
+    fraction of 2**32 (`piilab.pools.partition`, the card's partition).
 
     >>> pool_split("010-1234-5678") == pool_split("01012345678")
     True
     """
-    digest = hashlib.md5(normalize_value(value).encode("utf-8"), usedforsecurity=False)
-    point = int.from_bytes(digest.digest()[:4], "big") / 2**32
-    edge = 0.0
-    for split, share in shares:
-        edge += share
-        if point < edge:
-            return split
-    return shares[-1][0]
+    return partition(normalize_value(value), shares, digest="md5")
 
 
 # --------------------------------------------------------------------------------
@@ -117,21 +115,9 @@ def pool_split(value: str,
 # --------------------------------------------------------------------------------
 
 
-def _digits(rng: random.Random, n: int) -> str:
-    return "".join(str(rng.randrange(10)) for _ in range(n))
-
-
 def _date(rng: random.Random, first_year: int, last_year: int) -> _dt.date:
     return _dt.date(rng.randrange(first_year, last_year + 1), rng.randrange(1, 13),
                     rng.randrange(1, 29))
-
-
-def _group(digits: str, sizes: tuple[int, ...], sep: str) -> str:
-    parts, start = [], 0
-    for size in sizes:
-        parts.append(digits[start:start + size])
-        start += size
-    return sep.join(parts)
 
 
 # Shapes that card numbers and account numbers share in the type-2 hard negatives:
@@ -285,11 +271,11 @@ def _phone(rng: random.Random, lang: str, ctx: dict) -> str:
     if lang == "ko":
         prefix = rng.choice(_KO_MOBILE) if rng.random() < 0.7 else rng.choice(_KO_LANDLINE)
         middle_len = 4 if prefix == "010" else rng.choice((3, 4))
-        middle = rng.choice("01") + _digits(rng, middle_len - 1)  # unassigned: leads 0 or 1
+        middle = ko_unassigned_group(rng, middle_len)
         sep = rng.choice(("-", "-", "-", " ", "."))
         return sep.join((prefix, middle, _digits(rng, 4)))
     area = rng.choice(course_vocabulary.EN_AREA_CODES)
-    line = f"01{rng.randrange(100):02d}"  # 555-0100..0199: reserved for fiction
+    line = us_fiction_line(rng)  # 555-0100..0199
     return rng.choice((f"({area}) 555-{line}", f"{area}-555-{line}", f"{area}.555.{line}",
                        f"+1 {area} 555 {line}"))
 

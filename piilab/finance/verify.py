@@ -6,9 +6,10 @@ mistakes. So this module shares no rule with the builder: check digits, Luhn,
 the token offsets, the BIOES decoding, the placeholder numbering, the value
 normalization, the MD5 partition and the card's statistics are written again
 here, directly from SPEC section 10 and the card, and run over every row of
-the output. Only the o200k vocabulary (`bpe-openai`), the taxonomy file and
+the output. Only the o200k vocabulary (`bpe-openai`), the taxonomy file,
 the card's Markdown layout (`piilab.finance.card.render_card`, given the
-statistics counted here) are shared.
+statistics counted here) and the course generator (whose manifest hash the
+build records) are shared.
 
 The checks (`CHECKS`), each counted as rows or values checked and failed:
 
@@ -29,10 +30,18 @@ The checks (`CHECKS`), each counted as rows or values checked and failed:
 * ``pools``: each value's MD5 partition is its split and the splits' value
   sets are disjoint; ``en_share``: 20-30 % per split;
 * ``card``: ``README.md`` equals the card rendered from statistics counted
-  here, and ``build_report.json`` agrees with the rows.
+  here, and ``build_report.json`` agrees with the rows;
+  ``course_generator``: the report names the installed course
+  ``GENERATOR_VERSION`` and the SHA-256 of the course corpus manifest at the
+  build's seed, as the installed generator makes it (a changed generator
+  would change the course rows under an unchanged version).
 
-Failures are reported as counts and row uids (which hold no values), never
-as text.
+Failures are reported as counts and the places of the first failing rows
+(``train.jsonl:3``, `VerifyReport.examples`), never as text or a uid (a uid is
+data too, and a tampered file can put anything there). A file that cannot be
+read as what it should be (a line that is not JSON, or not an object; a
+number too long to read; a corrupt Parquet file; a report that is not JSON)
+fails its check at that place: it never stops the verification.
 """
 
 from __future__ import annotations
@@ -49,6 +58,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from piilab.inputs import InputError, loads_json
+
 __all__ = ["CHECKS", "VerifyReport", "verify_build", "verify_rows"]
 
 SPLITS = ("train", "validation")
@@ -62,7 +73,7 @@ VALIDATION_EDGE = 0.2
 CHECKS: tuple[str, ...] = (
     "files", "schema", "parquet", "spans", "masked_text", "tokens", "round_trip",
     "RRN", "FRN", "CARD_NUMBER", "EMAIL", "PHONE", "DRIVER_LICENSE", "PASSPORT", "CVC",
-    "rrn_frn_audit", "card_shaped_audit", "pools", "en_share", "card",
+    "rrn_frn_audit", "card_shaped_audit", "pools", "en_share", "card", "course_generator",
 )
 
 # --------------------------------------------------------------------------------
@@ -264,7 +275,11 @@ def _pool_of(value: str) -> str:
 
 @dataclass
 class VerifyReport:
-    """Per check: how many rows or values were checked and failed, and a few failing uids."""
+    """Per check: how many rows or values were checked and failed, and where the first failed.
+
+    `examples` holds up to five places per check (``train.jsonl:3``, a file
+    name or a split), never a value or a uid.
+    """
 
     checked: Counter = field(default_factory=Counter)
     failed: Counter = field(default_factory=Counter)
@@ -292,8 +307,7 @@ _CARD_SHAPE = re.compile(r"(?<![0-9])(?:[0-9]{4}([- ]?)[0-9]{4}\1[0-9]{4}\1[0-9]
 _UID = re.compile(r"([a-z-]+)/(ko|en)/(train|validation)/([^/]+)/([0-9]{6})")
 
 
-def _check_schema(row: Any, split: str, report: VerifyReport) -> bool:
-    uid = row.get("uid", "") if isinstance(row, dict) else ""
+def _check_schema(row: Any, split: str, report: VerifyReport, where: str = "") -> bool:
     ok = isinstance(row, dict) and tuple(row) == COLUMNS
     if ok:
         ok = (all(isinstance(row[c], str) for c in COLUMNS
@@ -311,13 +325,13 @@ def _check_schema(row: Any, split: str, report: VerifyReport) -> bool:
         match = _UID.fullmatch(row["uid"]) if ok else None
         ok = ok and match is not None and match.group(1) == row["source_dataset"] \
             and match.group(2) == row["language"] and match.group(3) == split
-    report.count("schema", ok, uid)
+    report.count("schema", ok, where)
     return ok
 
 
 def _check_row(row: dict, labels: Sequence[str], classes: frozenset[str],
-               report: VerifyReport, encode) -> None:
-    uid, text = row["uid"], row["source_text"]
+               report: VerifyReport, encode, where: str = "") -> None:
+    uid, text = where, row["source_text"]  # failures are reported by place, never by uid
     spans = [(e["start"], e["end"], e["label"]) for e in row["privacy_mask"]]
     sound = (spans == sorted(spans)
              and all(0 <= s < e <= len(text) for s, e, _ in spans)
@@ -398,8 +412,13 @@ def _count_stats(rows_by_split: Mapping[str, Sequence[dict]], labels: Sequence[s
 
 
 def verify_rows(rows_by_split: Mapping[str, Sequence[dict]],
-                report: VerifyReport | None = None) -> VerifyReport:
-    """Every row check, the pools and the en share over rows already read."""
+                report: VerifyReport | None = None,
+                where: Mapping[str, Sequence[str]] | None = None) -> VerifyReport:
+    """Every row check, the pools and the en share over rows already read.
+
+    `where` names each split's rows in `VerifyReport.examples` (``{split:
+    [file:line]}``); by default ``<split> row N``.
+    """
     import bpe_openai
 
     from piilab.taxonomy import finance_labels
@@ -418,25 +437,43 @@ def verify_rows(rows_by_split: Mapping[str, Sequence[dict]],
     pools: dict[str, set[str]] = {}
     for split, rows in rows_by_split.items():
         pools[split] = set()
-        for row in rows:
-            if not _check_schema(row, split, report):
+        places = (list(where[split]) if where is not None
+                  else [f"{split} row {i}" for i in range(1, len(rows) + 1)])
+        for row, place in zip(rows, places, strict=True):
+            if not _check_schema(row, split, report, place):
                 continue
-            report.count("schema", row["uid"] not in seen, row["uid"])
+            report.count("schema", row["uid"] not in seen, place)
             seen.add(row["uid"])
-            _check_row(row, labels, classes, report, spelled_tokens)
+            _check_row(row, labels, classes, report, spelled_tokens, place)
             for entry in row["privacy_mask"]:
                 pools[split].add(_normalized(entry["value"]))
-                report.count("pools", _pool_of(entry["value"]) == split, row["uid"])
-        en = sum(r.get("language") == "en" for r in rows)
+                report.count("pools", _pool_of(entry["value"]) == split, place)
+        en = sum(isinstance(r, dict) and r.get("language") == "en" for r in rows)
         report.count("en_share", bool(rows) and EN_BAND[0] <= en / len(rows) <= EN_BAND[1])
     for a, b in itertools.combinations(sorted(pools), 2):
         report.count("pools", not pools[a] & pools[b])
     return report
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+def _read_jsonl(path: Path, report: VerifyReport) -> tuple[list[Any], list[str]]:
+    """The rows of a JSONL file and their places (``train.jsonl:3``).
+
+    A line that cannot be read (not UTF-8, not JSON, a number too long) fails
+    the ``schema`` check at its place and is left out.
+    """
+    rows, places = [], []
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            place = f"{path.name}:{number}"
+            try:
+                rows.append(loads_json(line, place))
+            except InputError:
+                report.count("schema", False, place)
+                continue
+            places.append(place)
+    return rows, places
 
 
 def verify_build(out_dir: str | Path) -> VerifyReport:
@@ -452,29 +489,58 @@ def verify_build(out_dir: str | Path) -> VerifyReport:
         report.count("files", present[name], name)
     if not all(present.values()):
         return report
-    rows_by_split = {split: _read_jsonl(out / f"{split}.jsonl") for split in SPLITS}
-    verify_rows(rows_by_split, report)
+    read = {split: _read_jsonl(out / f"{split}.jsonl", report) for split in SPLITS}
+    rows_by_split = {split: rows for split, (rows, _) in read.items()}
+    verify_rows(rows_by_split, report, where={split: places for split, (_, places) in read.items()})
 
     import pyarrow.parquet as pq
 
-    from piilab.finance.build import arrow_schema
+    from piilab.finance.spec import arrow_schema
 
     for split in SPLITS:
-        table = pq.read_table(out / f"{split}.parquet")
-        report.count("parquet", table.schema.equals(arrow_schema())
-                     and table.to_pylist() == rows_by_split[split], split)
+        try:
+            table = pq.read_table(out / f"{split}.parquet")
+            same = (table.schema.equals(arrow_schema())
+                    and table.to_pylist() == rows_by_split[split])
+        except Exception:  # pyarrow's errors for a corrupt file: ArrowInvalid, OSError, ...
+            same = False
+        report.count("parquet", same, f"{split}.parquet")
 
     from piilab.finance.card import render_card
 
-    build_report = json.loads((out / "build_report.json").read_text(encoding="utf-8"))
+    try:
+        build_report = loads_json((out / "build_report.json").read_bytes(), "build_report.json")
+    except InputError:
+        build_report = None
+    if not isinstance(build_report, dict):
+        build_report = None
     total = sum(len(rows) for rows in rows_by_split.values())
-    report.count("card", build_report.get("rows") == total, "build_report.json")
+    report.count("card", build_report is not None and build_report.get("rows") == total,
+                 "build_report.json")
     try:
         stats = _count_stats(rows_by_split, finance_labels())
         card = render_card(stats, build_report)
         report.count("card", stats["pools_shared"] == 0, "README.md")
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         card = None
-    report.count("card", card is not None
-                 and (out / "README.md").read_text(encoding="utf-8") == card, "README.md")
+    try:
+        written = (out / "README.md").read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        written = None
+    report.count("card", card is not None and written == card, "README.md")
+    _check_course_generator(build_report or {}, report)
     return report
+
+
+def _check_course_generator(build_report: Mapping[str, Any], report: VerifyReport) -> None:
+    """The build names the installed course generator version and its manifest hash."""
+    from piilab.finance.build import course_manifest_sha256
+    from piilab.generator import GENERATOR_VERSION
+
+    seed = build_report.get("seed")
+    report.count("course_generator",
+                 build_report.get("course_generator_version") == GENERATOR_VERSION,
+                 "build_report.json")
+    report.count("course_generator", isinstance(seed, int) and not isinstance(seed, bool)
+                 and build_report.get("course_manifest_sha256") == course_manifest_sha256(seed),
+                 "build_report.json")

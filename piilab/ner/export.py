@@ -3,9 +3,16 @@
 Part of `piilab.ner` (see its docstring for the row layout). `export_row`
 builds a row and checks it with `verify_row` before returning it; `export_rows`
 does every record (optionally skipping misaligned ones, listed by id and
-offsets); `write_export` writes JSONL and Parquet (mode 0600: the rows hold
-synthetic PII) and a PII-free manifest; `export_ner_dataset` does all of it
-for several splits; `read_export` reads a JSONL file back.
+offsets in the result and the manifest); `write_export` writes JSONL and
+Parquet (mode 0600: the rows hold synthetic PII) and a PII-free manifest, all
+files or none (`piilab.files.write_all`, the manifest last), refusing files
+already there unless ``force``; `export_ner_dataset` does all of it for several
+splits; `read_export` reads a JSONL file back.
+
+Messages name a record by where it came from (``data/test.jsonl:3`` when the
+caller passes `where`, else ``record 3``: its position), never by its id, and
+name offsets and reasons, never a value. The records exported together must
+have string ids, unique among them (the ``uid`` column).
 
 What it does not do: tokenize by itself (it takes any fast tokenizer) or
 resolve overlapping gold spans (`piilab.ner.spans` rejects them).
@@ -30,8 +37,9 @@ from piilab.bioes import (
     decoding_repairs,
     spans_to_bioes,
 )
-from piilab.files import PRIVATE_MODE, write_atomic
+from piilab.files import PRIVATE_MODE, check_outputs, output_folder, write_all
 from piilab.generator import GENERATOR_VERSION
+from piilab.inputs import loads_json
 from piilab.labels import LABELS, nfc
 from piilab.ner.encoder import _encode
 from piilab.ner.spans import (
@@ -75,22 +83,42 @@ SOURCE_DATASET = f"piilab-synthetic-{GENERATOR_VERSION}"
 EXPORT_MANIFEST = "export_manifest.json"
 
 
-def export_row(record: Mapping, tokenizer: Any, *,
-               source_dataset: str = SOURCE_DATASET) -> dict[str, Any]:
+def _reason(exc: Exception, record: Mapping) -> str:
+    """The message of a `piilab.ner.spans` error without its ``record <id>: `` prefix."""
+    return str(exc).removeprefix(f"record {_record_id(record)}: ")
+
+
+def export_row(record: Mapping, tokenizer: Any, *, source_dataset: str = SOURCE_DATASET,
+               where: str = "the record") -> dict[str, Any]:
     """One record in the export layout (`EXPORT_COLUMNS`), verified before it is returned.
 
     Raises `MisalignedRecordError` when a gold span does not align with the
-    tokenizer's tokens, `NERDataError` for bad gold data or a failed check.
+    tokenizer's tokens, `NERDataError` for bad gold data or a failed check;
+    messages name the record by `where` (e.g. ``data/test.jsonl:3``).
     """
-    rid = _record_id(record)
+    if not isinstance(record, Mapping):
+        raise NERDataError(f"{where}: a record must be an object")
+    for name in ("id", "source_text"):
+        if not isinstance(record.get(name), str):
+            raise NERDataError(f"{where}: field '{name}' is missing or not a string")
+    if not isinstance(record.get("entities"), list):
+        raise NERDataError(f"{where}: field 'entities' is missing or not a list")
+    rid = record["id"]
     source = nfc(record["source_text"])
-    spans = gold_spans(record)
+    try:
+        spans = gold_spans(record)
+    except NERDataError as exc:
+        raise type(exc)(f"{where}: {_reason(exc, record)}") from None
     ids, offsets = _encode(tokenizer, source, special_tokens=False)
     try:
         tags = spans_to_bioes(offsets, spans)
     except AlignmentError as exc:
-        raise MisalignedRecordError(f"record {rid}: {exc}") from None
-    mask = mask_text(source, _gold_pairs(record))
+        raise MisalignedRecordError(f"{where}: {exc}; such records can be left out "
+                                    "(--skip-misaligned, skip_misaligned=True)") from None
+    try:
+        mask = mask_text(source, _gold_pairs(record))
+    except NERDataError as exc:
+        raise NERDataError(f"{where}: {_reason(exc, record)}") from None
     row = {
         "source_text": source,
         "masked_text": mask.masked_text,
@@ -109,10 +137,10 @@ def export_row(record: Mapping, tokenizer: Any, *,
     }
     masked_spans = [(s.start, s.end, s.type) for s in mask.spans]
     if masked_spans != [tuple(span) for span in spans]:
-        raise NERDataError(f"record {rid}: the masker's spans differ from the gold spans")
-    problems = verify_row(row)
+        raise NERDataError(f"{where}: the masker's spans differ from the gold spans")
+    problems = _row_problems(row)
     if problems:
-        raise NERDataError(problems[0])
+        raise NERDataError(f"{where}: {problems[0]}")
     return row
 
 
@@ -143,43 +171,54 @@ def row_mapping(row: Mapping) -> dict[str, str] | None:
 
 
 def verify_row(row: Mapping) -> list[str]:
+    """The problems of one exported row (empty when it is sound), each ``row <uid>: ...``.
+
+    See `_row_problems` for the checks. The uid is the row's own column (the
+    exported file holds it anyway); `export_row` names the record by its place.
+    """
+    uid = row.get("uid", "?") if isinstance(row, Mapping) else "?"
+    return [f"row {uid}: {problem}" for problem in _row_problems(row)]
+
+
+def _row_problems(row: Mapping) -> list[str]:
     """The problems of one exported row (empty when it is sound).
 
     Checks: the columns are there; ``privacy_mask`` is sorted, disjoint and its
     values are the source slices; tokens, offsets and classes have one entry
     per token; the classes decode, with no repair, to exactly the
     ``privacy_mask`` spans; ``masked_text`` replaces exactly those spans and
-    reassembles to ``source_text``. Messages name the uid and offsets only.
+    reassembles to ``source_text``. Messages name offsets only.
     """
-    uid = row.get("uid", "?")
+    if not isinstance(row, Mapping):
+        return ["not an object"]
     missing = [column for column in EXPORT_COLUMNS if column not in row]
     if missing:
-        return [f"row {uid}: missing columns {missing}"]
+        return [f"missing columns {missing}"]
     problems: list[str] = []
     source = row["source_text"]
     entries = row["privacy_mask"]
     spans = [EntitySpan(e["start"], e["end"], e["label"]) for e in entries]
     if spans != sorted(spans) or any(b.start < a.end for a, b in itertools.pairwise(spans)):
-        problems.append(f"row {uid}: privacy_mask is not sorted and disjoint")
+        problems.append("privacy_mask is not sorted and disjoint")
     for entry in entries:
         if source[entry["start"]:entry["end"]] != entry["value"]:
-            problems.append(f"row {uid}: privacy_mask value at ({entry['start']}, "
+            problems.append(f"privacy_mask value at ({entry['start']}, "
                             f"{entry['end']}) is not the source text there")
     offsets = [tuple(pair) for pair in row["token_offsets"]]
     tags = row["token_classes"]
     if not len(row["tokens"]) == len(offsets) == len(tags):
-        return [*problems, f"row {uid}: tokens, token_offsets and token_classes differ in length"]
+        return [*problems, "tokens, token_offsets and token_classes differ in length"]
     if decoding_repairs(offsets, tags):
-        problems.append(f"row {uid}: token_classes are not a well-formed BIOES sequence")
+        problems.append("token_classes are not a well-formed BIOES sequence")
     decoded = bioes_to_spans(offsets, tags)
     if decoded != spans:
-        problems.append(f"row {uid}: token_classes decode to {len(decoded)} spans, not the "
+        problems.append(f"token_classes decode to {len(decoded)} spans, not the "
                         f"{len(spans)} privacy_mask spans")
     mapping = row_mapping(row)
     if mapping is None:
-        problems.append(f"row {uid}: masked_text does not replace exactly the privacy_mask spans")
+        problems.append("masked_text does not replace exactly the privacy_mask spans")
     elif reassemble_text(row["masked_text"], mapping) != source:
-        problems.append(f"row {uid}: masked_text does not reassemble to source_text")
+        problems.append("masked_text does not reassemble to source_text")
     return problems
 
 
@@ -196,21 +235,37 @@ class ExportResult:
 
 
 def export_rows(records: Iterable[Mapping], tokenizer: Any, *, skip_misaligned: bool = False,
-                source_dataset: str = SOURCE_DATASET) -> ExportResult:
+                source_dataset: str = SOURCE_DATASET,
+                where: Sequence[str] | None = None) -> ExportResult:
     """`export_row` for every record, in order.
 
     A misaligned record raises `MisalignedRecordError` unless
     `skip_misaligned`, in which case it is left out and listed in `skipped`.
+    `where` names each record in messages (``file:line``; default ``record N``,
+    the position from 1). Ids must be strings, unique among `records`.
     """
+    records = list(records)
+    places = list(where) if where is not None else [f"record {i}" for i in
+                                                     range(1, len(records) + 1)]
+    if len(places) != len(records):
+        raise ValueError("where must name every record")
+    first: dict[str, str] = {}
+    for record, place in zip(records, places, strict=True):
+        rid = record.get("id") if isinstance(record, Mapping) else None
+        if not isinstance(rid, str):
+            raise NERDataError(f"{place}: field 'id' is missing or not a string")
+        if rid in first:
+            raise NERDataError(f"{place}: duplicate id (first at {first[rid]})")
+        first[rid] = place
     rows: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
-    for record in records:
+    for record, place in zip(records, places, strict=True):
         try:
-            rows.append(export_row(record, tokenizer, source_dataset=source_dataset))
+            rows.append(export_row(record, tokenizer, source_dataset=source_dataset, where=place))
         except MisalignedRecordError as exc:
             if not skip_misaligned:
                 raise
-            skipped.append((_record_id(record), str(exc)))
+            skipped.append((record["id"], str(exc).removeprefix(f"{place}: ")))
     return ExportResult(tuple(rows), tuple(skipped))
 
 
@@ -253,19 +308,22 @@ def _parquet_bytes(rows: Sequence[Mapping]) -> bytes:
 
 def write_export(out_dir: str | os.PathLike, rows_by_split: Mapping[str, Sequence[Mapping]], *,
                  formats: Iterable[str] = EXPORT_FORMATS,
-                 info: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 info: Mapping[str, Any] | None = None, force: bool = True,
+                 inputs: Iterable[str | os.PathLike] = ()) -> dict[str, Any]:
     """Write ``SPLIT.jsonl`` / ``SPLIT.parquet`` (mode 0600) and the manifest; return it.
 
-    The output directory is created with mode 0700 when it does not exist;
-    files are written atomically. The manifest (``export_manifest.json``)
-    holds counts, file hashes, the tag classes and `info`, never text.
+    The output directory is created with mode 0700 when it does not exist (and
+    removed again if the write fails). The files are written all or none, the
+    manifest last (`piilab.files.write_all`); a file already there is refused
+    unless `force`, and one of `inputs` always. The manifest
+    (``export_manifest.json``) holds counts, file hashes, the tag classes and
+    `info`, never text.
     """
     formats = tuple(dict.fromkeys(formats))
     unknown = [f for f in formats if f not in EXPORT_FORMATS]
     if unknown or not formats:
         raise ValueError(f"formats must be among {EXPORT_FORMATS}")
     out = Path(out_dir)
-    out.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Serialize everything first: a failure leaves no half-written export behind.
     blobs: dict[str, bytes] = {}
     for split, rows in rows_by_split.items():
@@ -273,8 +331,6 @@ def write_export(out_dir: str | os.PathLike, rows_by_split: Mapping[str, Sequenc
             blobs[f"{split}.jsonl"] = _jsonl_bytes(rows)
         if "parquet" in formats:
             blobs[f"{split}.parquet"] = _parquet_bytes(rows)
-    for name, data in blobs.items():
-        write_atomic(out / name, data, PRIVATE_MODE)
     manifest = {
         "columns": list(EXPORT_COLUMNS),
         "token_classes": list(bioes_classes(LABELS)),
@@ -283,20 +339,43 @@ def write_export(out_dir: str | os.PathLike, rows_by_split: Mapping[str, Sequenc
                   for name, data in sorted(blobs.items())},
         **dict(info or {}),
     }
-    write_atomic(out / EXPORT_MANIFEST,
-                 (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+    manifest_blob = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    names = [*blobs, EXPORT_MANIFEST]
+    with output_folder(out, mode=0o700):
+        check_outputs([out / name for name in names], inputs=inputs, force=force)
+        write_all([*((out / name, data, PRIVATE_MODE) for name, data in blobs.items()),
+                   (out / EXPORT_MANIFEST, manifest_blob, None)])
     return manifest
 
 
 def export_ner_dataset(splits: Mapping[str, Iterable[Mapping]], tokenizer: Any,
                        out_dir: str | os.PathLike, *, formats: Iterable[str] = EXPORT_FORMATS,
-                       skip_misaligned: bool = False, tokenizer_name: str = "") -> dict[str, Any]:
+                       skip_misaligned: bool = False, tokenizer_name: str = "",
+                       where: Mapping[str, Sequence[str]] | None = None, force: bool = True,
+                       inputs: Iterable[str | os.PathLike] = ()) -> dict[str, Any]:
     """Export several splits (``{split: records}``) and write them; return the manifest.
 
     Every row is built and verified before the first file is written. The
     manifest adds the tokenizer name and the skipped records (ids and reasons).
+    `where` names each split's records in messages (``{split: [file:line]}``);
+    `force` and `inputs` are those of `write_export`. Ids must be unique across
+    all splits.
     """
-    results = {split: export_rows(records, tokenizer, skip_misaligned=skip_misaligned)
+    splits = {split: list(records) for split, records in splits.items()}
+    places = {split: list(where[split]) if where is not None else
+              [f"{split} record {i}" for i in range(1, len(records) + 1)]
+              for split, records in splits.items()}
+    # One id check over all splits (a uid is unique in the whole export).
+    seen: dict[str, str] = {}
+    for split, records in splits.items():
+        for record, place in zip(records, places[split], strict=True):
+            rid = record.get("id") if isinstance(record, Mapping) else None
+            if isinstance(rid, str) and rid in seen:
+                raise NERDataError(f"{place}: duplicate id (first at {seen[rid]})")
+            if isinstance(rid, str):
+                seen[rid] = place
+    results = {split: export_rows(records, tokenizer, skip_misaligned=skip_misaligned,
+                                  where=places[split])
                for split, records in splits.items()}
     info = {
         "source_dataset": SOURCE_DATASET,
@@ -305,11 +384,11 @@ def export_ner_dataset(splits: Mapping[str, Iterable[Mapping]], tokenizer: Any,
                     for split, result in results.items()},
     }
     return write_export(out_dir, {split: result.rows for split, result in results.items()},
-                        formats=formats, info=info)
+                        formats=formats, info=info, force=force, inputs=inputs)
 
 
 def read_export(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read an exported JSONL file back (the rows, as written)."""
-    with Path(path).open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
+    """Read an exported JSONL file back (the rows, as written); errors name file and line."""
+    with Path(path).open("rb") as fh:
+        return [loads_json(line, f"{path}:{number}")
+                for number, line in enumerate(fh, 1) if line.strip()]

@@ -19,13 +19,15 @@ import itertools
 from collections.abc import Mapping
 
 from piilab.bioes import EntitySpan
+from piilab.errors import PiilabError
 from piilab.labels import LABEL_PRIORITY, PairError, gold_pairs, nfc
 from piilab.matching import find_occurrences
+from piilab.records import check_record
 
 __all__ = ["MisalignedRecordError", "NERDataError", "gold_spans"]
 
 
-class NERDataError(ValueError):
+class NERDataError(PiilabError):
     """A record cannot be exported or trained as token classification.
 
     Messages name the record id, offsets and the reason, never a value.
@@ -35,6 +37,9 @@ class NERDataError(ValueError):
 class MisalignedRecordError(NERDataError):
     """A gold span of the record starts or ends inside a token of this tokenizer."""
 
+
+_NEEDED: Mapping[str, type] = {"source_text": str}
+_ENTITIES: Mapping[str, type] = {"entities": list}
 
 
 def _record_id(record: Mapping) -> str:
@@ -68,6 +73,9 @@ def gold_spans(record: Mapping) -> list[EntitySpan]:
      EntitySpan(start=14, end=27, label='PHONE')]
     """
     rid = _record_id(record)
+    # The fields read here; entities are checked as `_gold_pairs` normalizes them.
+    check_record(record, where=f"record {rid}", required=_NEEDED, optional=_ENTITIES,
+                 entities=False, error=NERDataError)
     source = nfc(record["source_text"])
     label_at: dict[tuple[int, int], str] = {}
     for label, value in _gold_pairs(record):

@@ -39,6 +39,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from piilab.errors import PiilabError
+
 __all__ = [
     "EXPERIMENT",
     "FINANCE",
@@ -69,7 +71,7 @@ RELATIONS: tuple[str, ...] = ("equivalent", "narrower", "broader", "none")
 _LABEL = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
-class TaxonomyError(ValueError):
+class TaxonomyError(PiilabError):
     """The taxonomy file is malformed or inconsistent (names the file, line or label)."""
 
 

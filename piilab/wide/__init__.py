@@ -28,8 +28,9 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
-from piilab.labels import LABELS
+from piilab.records import entities_in_order, new_record, overlapping_occurrences
 from piilab.safety import digits_of, safety_problems
+from piilab.wide.errors import WideCorpusError
 
 WIDE_VERSION = "wide-1.0.0"
 PROFILE = "wide"
@@ -45,10 +46,6 @@ LONG_SHARE = 0.08
 MAX_ATTEMPTS = 30
 
 
-class WideCorpusError(ValueError):
-    """The wide corpus could not be built or read (never echoes a value)."""
-
-
 def _split_of(index: int) -> str:
     r = index % 10
     return "train" if r < 8 else ("validation" if r == 8 else "test")
@@ -59,16 +56,14 @@ def _rng(seed: int, index: int, attempt: int = 0) -> random.Random:
     return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
 
-def _entities(source: str, label_of: dict[str, str]) -> list[dict[str, str]]:
-    present = [(v, t) for v, t in label_of.items() if v in source]
-    return [{"type": t, "value": v} for v, t in
-            sorted(present, key=lambda p: (source.find(p[0]), LABELS.index(p[1])))]
+def _pairs(source: str, label_of: dict[str, str]) -> list[tuple[str, str]]:
+    """The ``(type, value)`` pairs of the values the source holds."""
+    return [(t, v) for v, t in label_of.items() if v in source]
 
 
 def _clean(doc, source: str, entities: list[dict[str, str]]) -> bool:
     """Every occurrence of a gold value lies inside a segment the generator placed, and no
     two gold occurrences partly overlap (the default corpus's rule)."""
-    from piilab.generator import overlapping_occurrences
     from piilab.matching import find_occurrences
 
     if overlapping_occurrences(source, entities):
@@ -110,24 +105,23 @@ def make_wide_record(seed: int, index: int) -> dict:
         source = unicodedata.normalize("NFC", doc.source())
         if not source.strip():
             continue
-        entities = _entities(source, doc.label_of)
-        if _clean(doc, source, entities):
+        pairs = _pairs(source, doc.label_of)
+        if _clean(doc, source, entities_in_order(source, pairs)):
             break
     else:
         raise WideCorpusError(f"wide record {index}: no valid draw")
-    return {
-        "id": f"wide-{split}-{lang}-{index:06d}",
-        "split": split,
-        "language": lang,
-        "source_text": source,
-        "entities": entities,
-        "target_tsv": "\n".join(f"{e['type']}\t{e['value']}" for e in entities),
-        "template_id": f"wide-{lang}-{genre.name}-v{variant}",
-        "setting": genre.name,
-        "genre": genre.name,
-        "profile": PROFILE,
-        "generator_version": WIDE_VERSION,
-    }
+    return new_record(
+        id=f"wide-{split}-{lang}-{index:06d}",
+        split=split,
+        language=lang,
+        source_text=source,
+        pairs=pairs,
+        template_id=f"wide-{lang}-{genre.name}-v{variant}",
+        setting=genre.name,
+        genre=genre.name,
+        profile=PROFILE,
+        generator_version=WIDE_VERSION,
+    )
 
 
 def generate_wide(records: int = DEFAULT_RECORDS, seed: int = 42, *,

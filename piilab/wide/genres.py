@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from piilab.errors import PiilabError
 from piilab.wide import values as W
 
 _BRACES = re.compile(r"\{([^{}]*)\}")
@@ -39,7 +40,7 @@ BULLETS = ("- ", "* ", "· ", "• ", "> ", "□ ")
 MAX_DRAWS = 40
 
 
-class CompositionError(RuntimeError):
+class CompositionError(PiilabError, RuntimeError):
     """A line could not be filled with distinct values (a bug in the pools)."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import random
 
+from piilab import safe_values as SV
 from piilab.checksums import invalid_card_number, invalid_rrn
 from piilab.wide import vocab as V
 
@@ -25,8 +26,7 @@ EN_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Au
              "September", "October", "November", "December")
 
 
-def digits(rng: random.Random, n: int) -> str:
-    return "".join(str(rng.randrange(10)) for _ in range(n))
+digits = SV.digits  # (the course generator's, shared)
 
 
 def spoken(groups: list[str], lang: str, rng: random.Random) -> str:
@@ -165,7 +165,7 @@ def account(rng: random.Random, lang: str, ctx: dict) -> str:
 
 def phone(rng: random.Random, lang: str, ctx: dict) -> str:
     if lang == "ko":
-        middle = rng.choice("01") + digits(rng, 3)  # placeholder range: unassigned to mobiles
+        middle = SV.ko_unassigned_group(rng, 4)  # placeholder range, as in the course corpus
         last = digits(rng, 4)
         style = rng.randrange(10)
         if style == 7:
@@ -178,7 +178,7 @@ def phone(rng: random.Random, lang: str, ctx: dict) -> str:
         return rng.choice((f"07700 900{tail}", f"07700900{tail}", f"+44 7700 900{tail}",
                            f"+44 (0)7700 900{tail}", f"07700-900-{tail}"))
     area = rng.choice(("212", "312", "415", "503", "617", "702", "808", "206", "305", "404"))
-    line = f"01{rng.randrange(100):02d}"
+    line = SV.us_fiction_line(rng)
     style = rng.randrange(9)
     if style == 0:
         return f"({area}) 555-{line}"

@@ -185,7 +185,7 @@ def faker_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
                 first.update(getattr(provider, attr, ()))
             last.update(provider.last_names)
     except ImportError as exc:  # pragma: no cover - the extra is installed by `make`
-        from piilab.wide import WideCorpusError
+        from piilab.wide.errors import WideCorpusError
 
         raise WideCorpusError("the wide profile needs Faker: pip install 'piilab[wide]'") from exc
     # Names with spaces or apostrophes would need their own matching rules: keep simple ones.

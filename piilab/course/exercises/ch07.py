@@ -10,6 +10,10 @@ prediction line holds.
   ``{"id", "output", "parse_success"}`` for `PREDICTION_RECORDS` and `PREDICTION_OUTPUTS`,
   as ``piilab predict`` would. The expected lines are computed with
   `piilab.predictions.make_prediction`.
+- `check_mask_everything(mask_everything, records)`: the learner writes a "model" that leaves
+  no document of `records` (the holdout, on the page) leaking, whatever the documents say. The
+  checker scores it with `piilab.evaluate` and, once nothing leaks, reports what that cost:
+  the over-redaction rate and F1. It teaches that a leak rate is read with over-redaction.
 
 Both follow the pattern of `piilab.course.exercises`: validate the shape of the answer first, then
 say what is wrong, in the reader's language, without printing the solution. All data here is
@@ -20,10 +24,11 @@ number that fails the Luhn check).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from piilab.course.exercises import CheckResult, _not_a_list, _say
+from piilab.evaluation import evaluate
 from piilab.labels import LABELS, normalize_label
 from piilab.parsing import parse_model_output, remove_think_blocks
 from piilab.predictions import make_prediction
@@ -33,6 +38,7 @@ __all__ = [
     "MASK_SOURCE",
     "PREDICTION_OUTPUTS",
     "PREDICTION_RECORDS",
+    "check_mask_everything",
     "check_masked_rows",
     "check_prediction_lines",
 ]
@@ -204,3 +210,41 @@ def check_prediction_lines(answer: Any, *, lang: str | None = None) -> CheckResu
         if flag != expected["parse_success"]:
             return CheckResult(False, _say(lang, "ch07.flag_wrong", number=number))
     return CheckResult(True, _say(lang, "ch07.lines_correct"))
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 4: no document leaks, and what that costs
+# --------------------------------------------------------------------------------------------
+
+
+def check_mask_everything(mask_everything: Any, records: Iterable[Mapping[str, Any]], *,
+                          lang: str | None = None) -> CheckResult:
+    """Chapter 07, exercise 4: `mask_everything(text)` returns a raw model output (rows
+    ``TYPE<TAB>VALUE``) for each document of `records`, and no document may leak.
+
+    Reports, in this order: an answer that is not a function; an output that is not a string
+    (naming the record); how many documents still leak. On success it states the
+    over-redaction rate and the entity F1 of that output, the price of leaking nothing. No
+    message quotes a document, a value or an output.
+    """
+    if not callable(mask_everything):
+        return CheckResult(False, _say(lang, "ch07.not_a_function",
+                                       type=type(mask_everything).__name__))
+    documents = list(records)
+    predictions = []
+    for record in documents:
+        output = mask_everything(record["source_text"])
+        if not isinstance(output, str):
+            return CheckResult(False, _say(lang, "ch07.output_not_a_string", id=record["id"],
+                                           type=type(output).__name__))
+        predictions.append(make_prediction(record["id"], output, record["source_text"]))
+    result = evaluate(documents, predictions)
+    leaking = round(result.documents.leak_rate * len(documents))
+    if leaking:
+        return CheckResult(False, _say(lang, "ch07.everything_still_leaks", count=leaking,
+                                       total=len(documents)))
+    return CheckResult(True, _say(
+        lang, "ch07.everything_correct", total=len(documents),
+        over=result.entities.over_redaction_rate, f1=result.entity.f1,
+    ))
+

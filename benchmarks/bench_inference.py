@@ -1,0 +1,112 @@
+"""Inference speed on the holdout: today's `generate` path and the fast path, side by side.
+
+    python benchmarks/bench_inference.py [--model ADAPTER_OR_ALIAS] [--limit N]
+                                         [--batch-sizes 1,8,16,32] [--threads T]
+
+For each batch size the same documents are decoded greedily twice in one run: with
+``generate(..., fast=False)`` (one ``model.generate`` call per length-sorted batch, the
+path every earlier recorded run used) and with the default fast path (its own loop over the
+KV cache, finished documents dropped from the batch, a per-document cap). It prints new
+tokens/s and documents/s of each, their ratio, and whether every output is identical
+(greedy decoding must not change a single prediction). The goal of issue 24 is >= 4x the
+documents/s of today's `generate` with identical outputs.
+
+The default model is the committed wide adapter (``results/adapters/smollm2-135m-lora-wide``,
+on SmolLM2-135M: run ``piilab fetch-model smollm2-135m`` once). ``--limit N`` takes N
+documents spread evenly over the holdout (Korean and English), so that a run fits in minutes
+on 2 cores. Only counts, timings and hashes are printed, never text or outputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL = REPO / "results" / "adapters" / "smollm2-135m-lora-wide"
+HOLDOUT = REPO / "data" / "holdout" / "holdout.jsonl"
+
+
+def spread(records: list, limit: int | None) -> list:
+    """`limit` records spread evenly over `records` (all of them when None)."""
+    if not limit or limit >= len(records):
+        return records
+    step = len(records) / limit
+    return [records[int(k * step)] for k in range(limit)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=str(DEFAULT_MODEL))
+    parser.add_argument("--holdout", default=str(HOLDOUT))
+    parser.add_argument("--limit", type=int, default=None, help="documents (default: all 100)")
+    parser.add_argument("--batch-sizes", default="1,8,16,32")
+    parser.add_argument("--max-new-tokens", type=int, default=128,
+                        help="as in the recorded runs (default 128)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch intra-op threads (default: torch's setting)")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from piilab.inference import generate, load_for_inference
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    records = [json.loads(line) for line in Path(args.holdout).read_text("utf-8").splitlines()
+               if line.strip()]
+    texts = [r["source_text"] for r in spread(records, args.limit)]
+    loaded = load_for_inference(args.model, device="cpu")
+    model, tokenizer = loaded
+    sizes = [int(b) for b in args.batch_sizes.split(",")]
+    print(f"model {Path(args.model).name}, {len(texts)} holdout documents, "
+          f"max_new_tokens {args.max_new_tokens}, torch threads {torch.get_num_threads()}, "
+          f"load average {os.getloadavg()[0]:.2f}")
+    header = (f"{'batch':>5} | {'before docs/s':>13} {'tok/s':>7} | {'after docs/s':>12} "
+              f"{'tok/s':>7} | {'ratio':>5} | identical")
+    print(header)
+    print("-" * len(header))
+    rows = []
+    all_identical = True
+    for size in sizes:
+        timed = {}
+        for fast in (False, True):
+            t0 = time.perf_counter()
+            result = generate(model, tokenizer, texts, batch_size=size,
+                              max_new_tokens=args.max_new_tokens, fast=fast,
+                              system_prompt=loaded.prompt_setting)
+            timed[fast] = (time.perf_counter() - t0, result)
+        (before_s, before), (after_s, after) = timed[False], timed[True]
+        identical = before.outputs == after.outputs
+        all_identical &= identical
+        differing = sum(a != b for a, b in zip(before.outputs, after.outputs, strict=True))
+        rows.append((size, len(texts) / before_s, len(texts) / after_s))
+        print(f"{size:>5} | {len(texts) / before_s:>13.3f} {before.new_tokens / before_s:>7.1f} | "
+              f"{len(texts) / after_s:>12.3f} {after.new_tokens / after_s:>7.1f} | "
+              f"{before_s / after_s:>5.2f} | "
+              f"{'yes' if identical else f'NO ({differing} documents differ)'}", flush=True)
+    digest = hashlib.sha256("\0".join(after.outputs).encode()).hexdigest()[:16]
+    best_before = max(rows, key=lambda r: r[1])
+    best_after = max(rows, key=lambda r: r[2])
+    at16 = next((r for r in rows if r[0] == 16), None)
+    print(f"best before: batch {best_before[0]}, {best_before[1]:.3f} docs/s; "
+          f"best after: batch {best_after[0]}, {best_after[2]:.3f} docs/s; "
+          f"ratio {best_after[2] / best_before[1]:.2f}x")
+    if at16:
+        print(f"after (best) vs today's recorded setting (batch 16, before): "
+              f"{best_after[2] / at16[1]:.2f}x (goal >= 4x)")
+    print(f"outputs identical at every batch size: {'yes' if all_identical else 'NO'} "
+          f"(sha256 of the outputs, first 16 hex digits: {digest}); load average now "
+          f"{os.getloadavg()[0]:.2f}")
+    return 0 if all_identical else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,594 @@
+"""Masking a corpus: detect, mask, keep the mappings apart (chapter 10, "Masking a corpus").
+
+`mask_corpus(input_path, out_dir, detector="rules")` reads a JSONL or Parquet corpus
+(records with ``id`` and ``source_text``; every other column is kept), finds the candidates
+of each document with a detector (the rule baseline of `piilab.baseline`, or a model
+through `piilab.inference`), masks each document with `piilab.tokenization.mask_text`,
+and writes::
+
+    OUT/
+      masked/part-00000.parquet ...    id, masked_text, the other input columns (not source_text)
+      mappings/part-00000.jsonl ...    {"id", "mapping"} per record, mode 0600 (sensitive)
+      manifest.json                    counts, SHA-256 of every file, which files are sensitive
+
+The two engines run the same per-batch function (`MaskBatch`):
+
+- ``engine="local"``: one process, batch after batch;
+- ``engine="ray"``: Ray Data. The corpus becomes a dataset of ``blocks`` blocks,
+  ``map_batches`` runs `MaskBatch` in an actor pool of ``workers`` actors (so a model is
+  loaded once per actor, not once per batch), and the results stream back to the driver,
+  which writes the files. Ray starts locally (usage statistics off, no dashboard, nothing
+  reached over the network) unless ``address`` (or ``RAY_ADDRESS``) names a cluster.
+  Actors that die are restarted and their batches retried by Ray; the driver checks that
+  every input row came back exactly once.
+
+Determinism: tokens are numbered per document (`mask_text` sees one document at a time),
+so a document's masked text and mapping do not depend on which other documents share its
+batch, block or worker. Rows are written in input order, ``rows_per_file`` per partition
+(partitions follow the input, not the blocks), with fixed Parquet settings, so the output
+files are byte-identical for either engine and any number of workers or blocks. (With a
+model detector this also relies on greedy decoding being batch-invariant, which
+`piilab.inference.generate` is tested for; with the rule detector it holds by
+construction.)
+
+Nothing half-written looks finished: everything is written into a hidden staging folder
+next to ``OUT`` (``.OUT.staging-XXXXXXXX``), the manifest last, and the folder is renamed to
+``OUT`` at the end; an interrupted run removes its staging folder. `verify_corpus(OUT)`
+checks every file against the manifest and restores a sample of records from their
+mappings to prove the round trip (it needs no source text: restoring a record and masking
+the result again with its mapping's spellings must give back the same masked text and
+mapping).
+
+Nothing here prints or logs text, values or mappings: progress shows record counts and
+records/s; the optional tracker (`piilab.tracking`) gets counts, throughput and the
+detector's identity only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import json
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from piilab import __version__
+from piilab.errors import PiilabError
+from piilab.files import PRIVATE_MODE
+from piilab.masking import mask_text, reassemble_text
+
+__all__ = [
+    "CorpusError",
+    "CorpusResult",
+    "MaskBatch",
+    "VerifyReport",
+    "detector_identity",
+    "mask_corpus",
+    "read_corpus",
+    "verify_corpus",
+]
+
+#: Version of the output layout (folder names, manifest fields).
+FORMAT_VERSION = 1
+MASKED_DIR = "masked"
+MAPPINGS_DIR = "mappings"
+MANIFEST = "manifest.json"
+#: Parquet settings of the masked partitions: fixed, so the bytes depend on the rows only.
+PARQUET_OPTIONS = {"compression": "zstd", "compression_level": 3, "use_dictionary": True,
+                   "write_statistics": True, "version": "2.6", "data_page_size": 1 << 20,
+                   # no embedded Arrow schema: it would keep how the input named list items
+                   "store_schema": False}
+DEFAULT_ROWS_PER_FILE = 50_000
+ENGINES = ("local", "ray")
+
+
+class CorpusError(PiilabError):
+    """Bad input or output of a corpus job; the message names file, line and field,
+    never a value."""
+
+
+# ---------------------------------------------------------------------------
+# Reading the corpus
+# ---------------------------------------------------------------------------
+
+
+def read_corpus(path: str | os.PathLike):
+    """The corpus at `path` as a ``pyarrow.Table`` (JSONL file, Parquet file or a folder of
+    Parquet files), checked: every record has a string ``id``, unique, and a string
+    ``source_text``. A bad record raises `CorpusError` naming ``file:line`` (JSONL) or
+    ``file:row`` (Parquet) and the field."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from piilab.dataset import DatasetError, read_jsonl_lines
+
+    path = Path(path)
+    if path.is_dir() or path.suffix.lower() in {".parquet", ".pq"}:
+        files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+        if not files:
+            raise CorpusError(f"{path}: no .parquet files in this folder")
+        tables = [pq.read_table(f) for f in files]
+        places = [f"{f}:row {n}" for f, t in zip(files, tables, strict=True)
+                  for n in range(1, t.num_rows + 1)]
+        table = pa.concat_tables(tables, promote_options="default")
+        ids = table.column("id").to_pylist() if "id" in table.column_names else None
+        texts = (table.column("source_text").to_pylist()
+                 if "source_text" in table.column_names else None)
+    else:
+        try:
+            lines = read_jsonl_lines(path)
+        except DatasetError as exc:
+            raise CorpusError(str(exc)) from None
+        places = [f"{path}:{lineno}" for lineno, _ in lines]
+        rows = [record for _, record in lines]
+        ids = [r.get("id") for r in rows]
+        texts = [r.get("source_text") for r in rows]
+        for place, record in zip(places, rows, strict=True):
+            _check_record(place, record.get("id"), record.get("source_text"),
+                          has_id="id" in record, has_text="source_text" in record)
+        try:
+            table = pa.Table.from_pylist(rows)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            raise CorpusError(f"{path}: the records' other columns do not have one type per "
+                              "column (a column holds, e.g., numbers in some records and "
+                              "text in others)") from None
+    if ids is None or texts is None:
+        missing = "id" if ids is None else "source_text"
+        raise CorpusError(f"{path}: the corpus has no '{missing}' column")
+    seen: dict[str, str] = {}
+    for place, record_id, text in zip(places, ids, texts, strict=True):
+        _check_record(place, record_id, text)
+        if record_id in seen:
+            raise CorpusError(f"{place}: field 'id' repeats the id of {seen[record_id]}")
+        seen[record_id] = place
+    if not table.num_rows:
+        raise CorpusError(f"{path}: the corpus holds no records")
+    return table.replace_schema_metadata(None).combine_chunks()
+
+
+def _check_record(place: str, record_id: Any, text: Any, *, has_id: bool = True,
+                  has_text: bool = True) -> None:
+    if not has_id:
+        raise CorpusError(f"{place}: the record has no field 'id'")
+    if not has_text:
+        raise CorpusError(f"{place}: the record has no field 'source_text'")
+    if not isinstance(record_id, str) or not record_id:
+        raise CorpusError(f"{place}: field 'id' must be a nonempty string")
+    if not isinstance(text, str):
+        raise CorpusError(f"{place}: field 'source_text' must be a string")
+
+
+# ---------------------------------------------------------------------------
+# Detectors and the per-batch function
+# ---------------------------------------------------------------------------
+
+
+def _weights_sha256(model_dir: Path) -> str | None:
+    for name in ("adapter_model.safetensors", "model.safetensors"):
+        if (model_dir / name).is_file():
+            digest = hashlib.sha256()
+            with (model_dir / name).open("rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+            return digest.hexdigest()
+    return None
+
+
+def detector_identity(detector: str) -> dict[str, Any]:
+    """What the manifest and the tracker record about a detector: for ``rules`` the piilab
+    version of the rules; for a model its name (a `piilab.models` alias or the folder's
+    name) and the SHA-256 of its weights file. Never a path's parent folders."""
+    if detector == "rules":
+        return {"kind": "rules", "name": "piilab.baseline", "version": __version__}
+    from piilab.models import is_alias, resolve_model
+
+    if is_alias(detector):
+        path = Path(resolve_model(detector))
+        return {"kind": "model", "name": detector, "weights_sha256": _weights_sha256(path)}
+    path = Path(detector)
+    if not path.is_dir():
+        raise CorpusError(f"--detector {detector}: neither 'rules', a model alias nor a model "
+                          "or adapter folder")
+    return {"kind": "model", "name": path.name, "weights_sha256": _weights_sha256(path)}
+
+
+class MaskBatch:
+    """Detect and mask one batch of documents: the callable class of ``map_batches``.
+
+    Built once per worker (a Ray actor, or the local process): a model detector loads its
+    model here, once. Called with ``{"_row", "id", "source_text"}`` columns, it returns
+    ``{"_row", "masked_text", "mapping", "spans"}`` (the mapping as sorted JSON text).
+    """
+
+    def __init__(self, detector: str = "rules", *, model_batch_size: int = 16,
+                 max_new_tokens: int = 128, threads: int | None = None):
+        self.detector = detector
+        if detector == "rules":
+            from piilab.baseline import extract
+
+            self._detect = lambda texts: [extract(t) for t in texts]
+        else:
+            self._detect = _model_detector(detector, model_batch_size, max_new_tokens, threads)
+
+    def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+        import numpy as np
+
+        texts = [str(t) for t in batch["source_text"]]
+        masked, mappings, spans = [], [], []
+        for text, candidates in zip(texts, self._detect(texts), strict=True):
+            result = mask_text(text, candidates)
+            masked.append(result.masked_text)
+            mappings.append(_json(result.mapping))
+            spans.append(len(result.spans))
+        return {"_row": np.asarray(batch["_row"], dtype=np.int64),
+                "masked_text": np.asarray(masked, dtype=object),
+                "mapping": np.asarray(mappings, dtype=object),
+                "spans": np.asarray(spans, dtype=np.int64)}
+
+
+def _model_detector(name: str, batch_size: int, max_new_tokens: int, threads: int | None):
+    import torch
+
+    from piilab.inference import generate, load_for_inference
+    from piilab.parsing import parse_model_output
+
+    if threads:
+        torch.set_num_threads(threads)
+    loaded = load_for_inference(name)
+
+    def detect(texts: Sequence[str]) -> list[list[tuple[str, str]]]:
+        outputs = generate(loaded.model, loaded.tokenizer, texts, batch_size=batch_size,
+                           max_new_tokens=max_new_tokens,
+                           system_prompt=loaded.prompt_setting).outputs
+        return [[(c.type, c.value) for c in parse_model_output(out, text).candidates]
+                for out, text in zip(outputs, texts, strict=True)]
+
+    return detect
+
+
+def _json(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------
+# Engines
+# ---------------------------------------------------------------------------
+
+
+def _local_batches(table, detector: str, batch_size: int, options: Mapping[str, Any],
+                   ) -> Iterator[dict[str, Any]]:
+    fn = MaskBatch(detector, **options)
+    rows = list(range(table.num_rows))
+    texts = table.column("source_text").to_pylist()
+    ids = table.column("id").to_pylist()
+    for start in range(0, len(rows), batch_size):
+        part = slice(start, start + batch_size)
+        yield fn({"_row": rows[part], "id": ids[part], "source_text": texts[part]})
+
+
+def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> None:
+    """Connect to the cluster at `address` (or ``RAY_ADDRESS``), or start Ray on this
+    machine: usage statistics off, no dashboard, workers' logs kept out of the console
+    (they could quote a failing record). Does nothing when Ray is already running in this
+    process."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    if ray.is_initialized():
+        return
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                              "configure_logging": True, "logging_level": "error"}
+    if address is None:
+        kwargs["num_cpus"] = num_cpus
+    ray.init(address=address, **kwargs)
+    import ray.data
+
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False  # the job shows its own bar, with counts only
+    context.print_on_execution_start = False
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+
+
+def _ray_batches(table, detector: str, batch_size: int, options: Mapping[str, Any], *,
+                 workers: int, blocks: int, address: str | None,
+                 ) -> Iterator[dict[str, Any]]:
+    import pyarrow as pa
+
+    start_ray(address)
+    import ray
+
+    light = pa.table({"_row": pa.array(range(table.num_rows), pa.int64()),
+                      "id": table.column("id"), "source_text": table.column("source_text")})
+    blocks = max(1, min(blocks, table.num_rows))
+    edges = [round(k * table.num_rows / blocks) for k in range(blocks + 1)]
+    ds = ray.data.from_arrow([light.slice(a, b - a) for a, b in itertools.pairwise(edges)
+                              if b > a])
+    ds = ds.map_batches(
+        MaskBatch, fn_constructor_args=(detector,), fn_constructor_kwargs=dict(options),
+        batch_size=batch_size, batch_format="numpy", concurrency=workers, num_cpus=1)
+    # Ray Data's actor pools restart a dead actor and retry its batches (max_restarts and
+    # max_task_retries default to -1 there); the caller keeps one result per row.
+    yield from ds.iter_batches(batch_size=None, batch_format="numpy")
+
+
+# ---------------------------------------------------------------------------
+# Writing and publishing
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CorpusResult:
+    """What `mask_corpus` did: counts and timing (no text)."""
+
+    out_dir: Path
+    records: int
+    spans: int
+    partitions: int
+    seconds: float
+    engine: str
+    detector: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def records_per_second(self) -> float:
+        return self.records / self.seconds if self.seconds > 0 else 0.0
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_MODE)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _write_partition(stage: Path, number: int, table, rows: Sequence[int],
+                     results: Mapping[int, tuple[str, str]]) -> tuple[dict, dict]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kept = [c for c in table.column_names if c not in ("id", "source_text", "masked_text")]
+    index = pa.array(rows, pa.int64())
+    columns = {"id": table.column("id").take(index),
+               "masked_text": pa.array([results[r][0] for r in rows], pa.string())}
+    for name in kept:
+        columns[name] = table.column(name).take(index)
+    # One chunk per column: the bytes must not depend on how the input was chunked.
+    part = pa.table(columns).combine_chunks()
+    name = f"part-{number:05d}"
+    masked_path = stage / MASKED_DIR / f"{name}.parquet"
+    pq.write_table(part, masked_path, **PARQUET_OPTIONS)
+    ids = table.column("id").take(index).to_pylist()
+    lines = "".join(f'{{"id":{_json(i)},"mapping":{results[r][1]}}}\n'
+                    for i, r in zip(ids, rows, strict=True))
+    mapping_path = stage / MAPPINGS_DIR / f"{name}.jsonl"
+    _write_private(mapping_path, lines.encode("utf-8"))
+    return ({"file": f"{MASKED_DIR}/{name}.parquet", "records": len(rows),
+             "sha256": _sha256(masked_path), "sensitive": False},
+            {"file": f"{MAPPINGS_DIR}/{name}.jsonl", "records": len(rows),
+             "sha256": _sha256(mapping_path), "sensitive": True, "mode": "0600"})
+
+
+@contextlib.contextmanager
+def _staging(out_dir: Path) -> Iterator[Path]:
+    """A hidden staging folder next to `out_dir`, removed unless it was published."""
+    stage = out_dir.parent / f".{out_dir.name}.staging-{secrets.token_hex(4)}"
+    stage.mkdir(mode=0o700)
+    try:
+        yield stage
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def mask_corpus(input_path: str | os.PathLike, out_dir: str | os.PathLike, *,
+                detector: str = "rules", engine: str = "local", batch_size: int = 256,
+                workers: int = 1, blocks: int | None = None, address: str | None = None,
+                rows_per_file: int = DEFAULT_ROWS_PER_FILE, model_batch_size: int = 16,
+                max_new_tokens: int = 128, threads: int | None = None,
+                progress: bool = False,
+                on_progress: Callable[[int, int], None] | None = None,
+                tracker=None) -> CorpusResult:
+    """Mask the corpus at `input_path` into the new folder `out_dir` (see the module
+    docstring). `batch_size` documents go to the detector at a time; with
+    ``engine="ray"``, `workers` actors run it over `blocks` blocks (default: 2 per
+    worker). `on_progress(done, total)` is called after every batch; `tracker` (a
+    `piilab.tracking` tracker) gets counts, throughput and the detector's identity."""
+    if engine not in ENGINES:
+        raise CorpusError(f"engine must be one of {', '.join(ENGINES)}")
+    for name, value in (("batch_size", batch_size), ("workers", workers),
+                        ("rows_per_file", rows_per_file)):
+        if value < 1:
+            raise CorpusError(f"{name} must be at least 1")
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        raise CorpusError(f"{out_dir}: exists; choose a new folder (a finished output is "
+                          "never overwritten)")
+    if not out_dir.parent.is_dir():
+        raise CorpusError(f"{out_dir.parent}: no such folder")
+    identity = detector_identity(detector)
+    table = read_corpus(input_path)
+    total = table.num_rows
+    options = {"model_batch_size": model_batch_size, "max_new_tokens": max_new_tokens,
+               "threads": threads} if detector != "rules" else {}
+    t0 = time.perf_counter()
+    if engine == "local":
+        batches = _local_batches(table, detector, batch_size, options)
+    else:
+        batches = _ray_batches(table, detector, batch_size, options, workers=workers,
+                               blocks=blocks or 2 * workers, address=address)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc="masking", unit="rec")
+    results: dict[int, tuple[str, str]] = {}
+    spans = 0
+    with _staging(out_dir) as stage:
+        for batch in batches:
+            for row, masked, mapping, n in zip(batch["_row"], batch["masked_text"],
+                                               batch["mapping"], batch["spans"], strict=True):
+                row = int(row)
+                if row in results:  # a retried batch delivered twice: keep one copy
+                    continue
+                results[row] = (str(masked), str(mapping))
+                spans += int(n)
+            if bar is not None:
+                bar.n = len(results)
+                bar.refresh()
+            if on_progress is not None:
+                on_progress(len(results), total)
+        if bar is not None:
+            bar.close()
+        if len(results) != total or set(results) != set(range(total)):
+            raise CorpusError(f"{len(results)} of {total} records came back from the "
+                              "workers; nothing was published")
+        (stage / MASKED_DIR).mkdir()
+        (stage / MAPPINGS_DIR).mkdir(mode=0o700)
+        masked_files, mapping_files = [], []
+        for number, start in enumerate(range(0, total, rows_per_file)):
+            rows = range(start, min(start + rows_per_file, total))
+            masked_entry, mapping_entry = _write_partition(stage, number, table, rows, results)
+            masked_files.append(masked_entry)
+            mapping_files.append(mapping_entry)
+        seconds = time.perf_counter() - t0
+        manifest = {
+            "format": FORMAT_VERSION, "piilab_version": __version__, "records": total,
+            "spans": spans, "detector": identity,
+            "columns": ["id", "masked_text"] + [c for c in table.column_names
+                                                if c not in ("id", "source_text",
+                                                             "masked_text")],
+            "masked": masked_files, "mappings": mapping_files,
+            "note": ("mappings/ holds every masked value (sensitive, owner-only); masked/ "
+                     "can still hold values the detector missed"),
+        }
+        # The manifest is written last: a folder without one is not a finished output.
+        (stage / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
+                                      encoding="utf-8")
+        os.rename(stage, out_dir)
+    result = CorpusResult(out_dir, total, spans, len(masked_files), seconds, engine, identity)
+    if tracker is not None:
+        tracker.log_params({"engine": engine, "workers": workers if engine == "ray" else 1,
+                            "batch_size": batch_size, "detector_kind": identity["kind"],
+                            "detector_name": identity["name"],
+                            "detector_sha256": identity.get("weights_sha256") or "none"})
+        tracker.log_metrics({"records": total, "spans": spans, "seconds": seconds,
+                             "records_per_second": result.records_per_second})
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Verifying a finished output
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What `verify_corpus` checked (counts only)."""
+
+    records: int
+    files: int
+    sampled: int
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_corpus(out_dir: str | os.PathLike, *, sample: int = 100, seed: int = 0,
+                  ) -> VerifyReport:
+    """Check a finished `mask_corpus` output: the manifest's files exist with their hashes
+    and record counts, the mapping files are owner-only, the ids of the masked and
+    mapping files agree, and for a sample of records restoring the masked text with its
+    mapping gives a text that masks again (with the mapping's spellings as candidates) to
+    the same masked text and mapping (the round trip, checked without the source).
+    Problems are described by file and record number, never by a value."""
+    import random
+
+    import pyarrow.parquet as pq
+
+    from piilab.tokenization import TOKEN_PATTERN
+
+    out_dir = Path(out_dir)
+    manifest_path = out_dir / MANIFEST
+    if not manifest_path.is_file():
+        raise CorpusError(f"{out_dir}: no {MANIFEST}: not a finished mask-corpus output")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        raise CorpusError(f"{manifest_path}: not valid JSON") from None
+    problems: list[str] = []
+    masked_rows: list[tuple[str, str]] = []
+    mapping_rows: list[tuple[str, dict]] = []
+    entries = list(manifest.get("masked", [])) + list(manifest.get("mappings", []))
+    for entry in entries:
+        path = out_dir / entry["file"]
+        if not path.is_file():
+            problems.append(f"{entry['file']}: missing")
+            continue
+        if entry.get("sensitive") and path.stat().st_mode & 0o077:
+            problems.append(f"{entry['file']}: readable by others (mode "
+                            f"{path.stat().st_mode & 0o777:o}, expected 600)")
+        if _sha256(path) != entry["sha256"]:
+            problems.append(f"{entry['file']}: SHA-256 differs from the manifest")
+            continue
+        if entry["file"].startswith(MASKED_DIR + "/"):
+            part = pq.read_table(path, columns=["id", "masked_text"])
+            rows = list(zip(part.column("id").to_pylist(),
+                            part.column("masked_text").to_pylist(), strict=True))
+            masked_rows += rows
+        else:
+            rows = []
+            for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                try:
+                    obj = json.loads(line)
+                    rows.append((obj["id"], obj["mapping"]))
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    problems.append(f"{entry['file']}:{lineno}: not a mapping record")
+            mapping_rows += rows
+        if len(rows) != entry["records"]:
+            problems.append(f"{entry['file']}: {len(rows)} records, the manifest says "
+                            f"{entry['records']}")
+    total = manifest.get("records")
+    if len(masked_rows) != total:
+        problems.append(f"masked files hold {len(masked_rows)} records, the manifest says "
+                        f"{total}")
+    if [i for i, _ in masked_rows] != [i for i, _ in mapping_rows]:
+        problems.append("the ids of the masked and the mapping files do not agree")
+    sampled = 0
+    if not problems:
+        picks = random.Random(seed).sample(range(len(masked_rows)),
+                                           min(sample, len(masked_rows)))
+        for k in sorted(picks):
+            masked, mapping = masked_rows[k][1], mapping_rows[k][1]
+            # Restore, then mask the restored text again with the mapping's own spellings:
+            # a mapping that belongs to its masked text gives back the same masked text.
+            restored = reassemble_text(masked, mapping)
+            tokens_left = set(TOKEN_PATTERN.findall(restored)) & set(mapping)
+            again = mask_text(restored, [(t[1:].rsplit("_", 1)[0], v)
+                                         for t, v in mapping.items()])
+            if tokens_left or again.masked_text != masked or again.mapping != mapping:
+                problems.append(f"record {k + 1}: the mapping does not restore its text")
+            sampled += 1
+    return VerifyReport(len(masked_rows), len(entries), sampled, tuple(problems))
+
+
+def iter_masked(out_dir: str | os.PathLike) -> Iterable[dict[str, Any]]:
+    """The masked records of a finished output, in order (no mappings)."""
+    import pyarrow.parquet as pq
+
+    manifest = json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8"))
+    for entry in manifest["masked"]:
+        yield from pq.read_table(Path(out_dir) / entry["file"]).to_pylist()

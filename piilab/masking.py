@@ -1,0 +1,323 @@
+"""Deterministic, reversible masking: `mask_text`, `number_tokens` and `reassemble_text`.
+
+Chapter 03 ("Deterministic tokenization") teaches this module (its old name,
+`piilab.tokenization`, still works). Given a document and the candidates a
+model listed (``(type, value)`` pairs), the masker replaces every occurrence
+of each value, or of a permitted variant (`piilab.matching`), with a token
+such as ``[PERSON_2]``; the mapping from token back to the exact matched
+spelling restores the document.
+
+The algorithm, in the order the chapter explains it (SPEC section 5):
+
+1. NFC-normalize the source and the values; trim; uppercase the types; drop
+   empty values; reject unknown types; deduplicate (`normalize_candidates`).
+2. Find every occurrence of every candidate, literal or variant
+   (`piilab.matching.find_occurrences`). When one span is an occurrence of
+   several candidates, a literal beats a variant, and then the type-priority
+   order of `LABELS` decides.
+3. Sweep the occurrences once, left to right: at each position the longest
+   one wins; the sweep continues after it, so matches never overlap
+   (steps 2 and 3 are `longest_matches`).
+4. Number tokens per type in source order, keyed by (type, matched spelling):
+   the same spelling reuses its token, another spelling of the same name gets
+   its own token. A token name that already occurs in the source is skipped
+   (`number_tokens`, which any list of spans can use).
+5. Return the masked text, the mapping token -> matched spelling, and the
+   spans (half-open offsets into the NFC source).
+
+Candidates that do not occur in the source simply produce no match.
+
+What it deliberately does not do: it does not find PII by itself (it masks
+what it is given), it does not resolve identity (two tokens may name one
+person, one token may stand for two people who share a name), and it does
+not protect the mapping, which holds every masked value and must be stored
+like the original document. Nothing here logs or prints; error messages name
+types and positions, never values.
+
+Cost: each candidate's spellings are searched with `str.find` and its numeric
+variants read off the digit runs of the source; the occurrences are sorted
+once and swept once. No span is ever compared with every other span, so for
+a given set of candidates the cost grows linearly with the length of the
+document.
+
+>>> result = mask_text("김가상 / 김 가 상 / [PERSON_1]", [("PERSON", "김가상")])
+>>> result.masked_text
+'[PERSON_2] / [PERSON_3] / [PERSON_1]'
+>>> reassemble_text(result.masked_text, result.mapping)
+'김가상 / 김 가 상 / [PERSON_1]'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from piilab.labels import LABEL_PRIORITY, LABELS, PairError, nfc, normalize_pair
+from piilab.matching import digit_runs, find_occurrences
+
+__all__ = [
+    "TOKEN_PATTERN",
+    "Candidate",
+    "MaskResult",
+    "Span",
+    "longest_matches",
+    "mask_text",
+    "normalize_candidates",
+    "number_tokens",
+    "reassemble_text",
+]
+
+#: What a token looks like: ``[`` + uppercase label + ``_`` + number + ``]``.
+TOKEN_PATTERN = re.compile(r"\[[A-Z]+_[0-9]+\]")
+
+#: Token names `number_tokens` may assign, for labels of uppercase letters and
+#: underscores (another taxonomy's ``CARD_NUMBER``, say). For the course's
+#: labels, which have no underscore, it finds exactly what `TOKEN_PATTERN` finds.
+_TOKEN_NAME = re.compile(r"\[[A-Z][A-Z_]*_[0-9]+\]")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A predicted PII value: ``Candidate("PERSON", "김가상")``.
+
+    It unpacks like a ``(type, value)`` pair: ``label, value = candidate``.
+    """
+
+    type: str
+    value: str
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((self.type, self.value))
+
+    def to_dict(self) -> dict[str, str]:
+        return {"type": self.type, "value": self.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Candidate:
+        return cls(_field(data, "type", str), _field(data, "value", str))
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One replacement: ``source[start:end]`` (NFC source) became `token`."""
+
+    start: int
+    end: int
+    type: str
+    token: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "type": self.type, "token": self.token}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Span:
+        return cls(
+            _field(data, "start", int),
+            _field(data, "end", int),
+            _field(data, "type", str),
+            _field(data, "token", str),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MaskResult:
+    """The output of `mask_text`.
+
+    `mapping` (token -> exact matched spelling, in the order tokens were
+    assigned) is sensitive: it holds every masked value. Treat it as
+    read-only. `spans` are in source order.
+    """
+
+    masked_text: str
+    mapping: dict[str, str]
+    spans: tuple[Span, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``json.dumps(result.to_dict(), ensure_ascii=False)``)."""
+        return {
+            "masked_text": self.masked_text,
+            "mapping": dict(self.mapping),
+            "spans": [span.to_dict() for span in self.spans],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MaskResult:
+        """Rebuild a result from `to_dict` output; raises ValueError on a bad shape."""
+        mapping = _field(data, "mapping", dict)
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
+            raise ValueError("field 'mapping' must map strings to strings")
+        spans = _field(data, "spans", list)
+        return cls(
+            _field(data, "masked_text", str),
+            dict(mapping),
+            tuple(Span.from_dict(span) for span in spans),
+        )
+
+
+def _field(data: Mapping[str, Any], name: str, kind: type) -> Any:
+    if not isinstance(data, Mapping):
+        raise ValueError(f"expected an object with field {name!r}")
+    if name not in data:
+        raise ValueError(f"missing field {name!r}")
+    value = data[name]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"field {name!r} must be of type {kind.__name__}")
+    return value
+
+
+def normalize_candidates(
+    candidates: Iterable[Candidate | tuple[str, str]],
+) -> frozenset[tuple[str, str]]:
+    """Step 1: NFC, trim, uppercase types, drop empty values, deduplicate.
+
+    Raises ValueError for a type outside `LABELS` (the message names the type,
+    never the value) and TypeError for an item that is not a pair of strings.
+    """
+    normalized: set[tuple[str, str]] = set()
+    for index, item in enumerate(candidates):
+        try:
+            label, value = item
+        except (TypeError, ValueError):
+            raise TypeError(f"candidate {index} is not a (type, value) pair") from None
+        if not isinstance(label, str) or not isinstance(value, str):
+            raise TypeError(f"candidate {index}: type and value must be strings")
+        try:
+            pair = normalize_pair(label, value)
+        except PairError:
+            # The type is not echoed: with swapped columns it would be a value.
+            raise ValueError(
+                f"candidate {index}: type is not a PII label "
+                f"(expected one of {', '.join(LABELS)})"
+            ) from None
+        if pair is not None:
+            normalized.add(pair)
+    return frozenset(normalized)
+
+
+def mask_text(
+    source_text: str, candidates: Iterable[Candidate | tuple[str, str]]
+) -> MaskResult:
+    """Replace every match of the candidates with a numbered token (SPEC section 5).
+
+    `candidates` are ``(type, value)`` pairs or `Candidate` objects, in any
+    order: the result does not depend on it. Raises ValueError for a type
+    outside `LABELS`.
+
+    >>> r = mask_text("Call 010-1234-5678 or 010 1234 5678.",
+    ...               [("PHONE", "010-1234-5678")])
+    >>> r.masked_text
+    'Call [PHONE_1] or [PHONE_2].'
+    >>> r.mapping
+    {'[PHONE_1]': '010-1234-5678', '[PHONE_2]': '010 1234 5678'}
+    """
+    source = nfc(source_text)  # step 1
+    pairs = normalize_candidates(candidates)
+    return number_tokens(source, longest_matches(source, pairs))  # steps 2-3, then 4-5
+
+
+def longest_matches(
+    source: str, pairs: Iterable[tuple[str, str]]
+) -> list[tuple[int, int, str]]:
+    """Steps 2 and 3: the matches of one left-to-right sweep, ``(start, end, label)``.
+
+    `source` is NFC; `pairs` are normalized ``(label, value)`` pairs
+    (`normalize_candidates`). Every occurrence of every pair is collected, one
+    owner per span (a literal beats a variant, then the `LABELS` order); then
+    the sweep takes, at each free position, the longest occurrence starting
+    there and continues after it. The matches are in source order and never
+    overlap.
+
+    >>> longest_matches("김가상어, 김 가 상", [("PERSON", "김가상"), ("REL", "상어")])
+    [(0, 3, 'PERSON'), (6, 11, 'PERSON')]
+    """
+    # Step 2: every occurrence; the owner of each span is its best rank, lower wins.
+    runs = list(digit_runs(source))  # (found once for all the numeric values)
+    owner: dict[tuple[int, int], tuple[bool, int]] = {}
+    for label, value in pairs:
+        priority = LABEL_PRIORITY[label]
+        for occurrence in find_occurrences(source, label, value, runs):
+            span = (occurrence.start, occurrence.end)
+            rank = (not occurrence.literal, priority)
+            if span not in owner or rank < owner[span]:
+                owner[span] = rank
+    # Step 3: leftmost first, and at one start the longest first.
+    matches: list[tuple[int, int, str]] = []
+    cursor = 0
+    for start, minus_end in sorted((start, -end) for start, end in owner):
+        if start >= cursor:
+            cursor = -minus_end
+            matches.append((start, cursor, LABELS[owner[start, cursor][1]]))
+    return matches
+
+
+def number_tokens(source: str, spans: Iterable[tuple[int, int, str]]) -> MaskResult:
+    """Steps 4 and 5: replace each ``(start, end, label)`` span of `source` with a token.
+
+    Tokens are numbered per label in source order, keyed by (label, spelling):
+    the same spelling reuses its token, and a token name that already occurs
+    in `source` is skipped. `spans` must be in source order, nonempty and
+    disjoint (ValueError otherwise, naming the span by position); labels are
+    uppercase letters and underscores. Offsets index `source` as given (the
+    masker passes the NFC source).
+
+    >>> number_tokens("김가상 and 김가상, [PHONE_1] 010-0000-1111",
+    ...               [(0, 3, "PERSON"), (8, 11, "PERSON"), (23, 36, "PHONE")]).masked_text
+    '[PERSON_1] and [PERSON_1], [PHONE_1] [PHONE_2]'
+    """
+    taken = frozenset(_TOKEN_NAME.findall(source)) if "[" in source else frozenset()
+    next_number: dict[str, int] = {}
+    token_of: dict[tuple[str, str], str] = {}
+    mapping: dict[str, str] = {}
+    replaced: list[Span] = []
+    pieces: list[str] = []
+    cursor = 0
+    for index, (start, end, label) in enumerate(spans):
+        if not cursor <= start < end <= len(source):
+            raise ValueError(f"span {index} is empty, out of range, out of order or "
+                             "overlaps the span before it")
+        spelling = source[start:end]
+        token = token_of.get((label, spelling))
+        if token is None:
+            number = next_number.get(label, 1)
+            while f"[{label}_{number}]" in taken:
+                number += 1
+            token = f"[{label}_{number}]"
+            next_number[label] = number + 1
+            token_of[label, spelling] = token
+            mapping[token] = spelling
+        pieces.append(source[cursor:start])
+        pieces.append(token)
+        replaced.append(Span(start, end, label, token))
+        cursor = end
+    pieces.append(source[cursor:])
+    return MaskResult("".join(pieces), mapping, tuple(replaced))
+
+
+def reassemble_text(masked_text: str, mapping: Mapping[str, str]) -> str:
+    """Put the original spellings back: the inverse of `mask_text`.
+
+    Known tokens are replaced in one pass, so a restored value that itself
+    looks like a token is never expanded again; tokens missing from `mapping`
+    (such as a ``[PERSON_1]`` that was in the source) stay as they are. Every token
+    name `number_tokens` can assign is restored, underscores included (the finance
+    dataset's ``[CARD_NUMBER_1]``).
+
+    >>> reassemble_text("[PERSON_2] met [PERSON_9]", {"[PERSON_2]": "김가상"})
+    '김가상 met [PERSON_9]'
+
+    The text must be a string and `mapping` a mapping of strings to strings
+    (`TypeError` otherwise, naming the entry by position, never its value): a
+    ``None`` value would silently delete its token.
+    """
+    if not isinstance(masked_text, str):
+        raise TypeError("reassemble_text takes the masked text as a string")
+    if not isinstance(mapping, Mapping):
+        raise TypeError("reassemble_text takes the mapping as a {token: value} mapping")
+    for index, (token, value) in enumerate(mapping.items(), start=1):
+        if not isinstance(token, str) or not isinstance(value, str):
+            raise TypeError(f"mapping entry {index}: token and value must be strings")
+    if not mapping or "[" not in masked_text:
+        return masked_text
+    return _TOKEN_NAME.sub(lambda m: mapping.get(m.group(), m.group()), masked_text)

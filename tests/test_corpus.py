@@ -1,0 +1,249 @@
+"""Masking a corpus (`piilab.corpus_mask`, `piilab mask-corpus`, chapter 10).
+
+The local engine runs everywhere pyarrow is installed; the Ray tests need the ``scale``
+extra and share one local Ray instance (started once for the module: it costs seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow", reason="needs pyarrow: pip install -e '.[scale]'")
+import pyarrow.parquet as pq  # noqa: E402
+
+from piilab.corpus_mask import (  # noqa: E402
+    MANIFEST,
+    CorpusError,
+    mask_corpus,
+    read_corpus,
+    verify_corpus,
+)
+from piilab.dataset import split_bytes  # noqa: E402
+from piilab.labels import nfc  # noqa: E402
+from piilab.tokenization import reassemble_text  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def records(corpus):
+    """240 records of the test split, each with an extra column that must be kept."""
+    return [dict(r, ticket=k) for k, r in enumerate(corpus["test"][:240])]
+
+
+@pytest.fixture(scope="module")
+def corpus_file(records, tmp_path_factory):
+    path = tmp_path_factory.mktemp("in") / "corpus.jsonl"
+    path.write_bytes(split_bytes(records))
+    return path
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _read_back(out: Path) -> tuple[list[dict], list[dict]]:
+    manifest = json.loads((out / MANIFEST).read_text())
+    masked = [row for e in manifest["masked"] for row in pq.read_table(out / e["file"]).to_pylist()]
+    mappings = [json.loads(line) for e in manifest["mappings"]
+                for line in (out / e["file"]).read_text().splitlines()]
+    return masked, mappings
+
+
+@pytest.fixture(scope="module")
+def local_out(corpus_file, tmp_path_factory):
+    out = tmp_path_factory.mktemp("local") / "masked-corpus"
+    mask_corpus(corpus_file, out, detector="rules", batch_size=64, rows_per_file=100)
+    return out
+
+
+def test_local_output_keeps_columns_restores_every_record_and_verifies(local_out, records):
+    masked, mappings = _read_back(local_out)
+    assert [r["id"] for r in masked] == [r["id"] for r in records]
+    assert [m["id"] for m in mappings] == [r["id"] for r in records]
+    assert "source_text" not in masked[0]
+    assert [r["ticket"] for r in masked] == [r["ticket"] for r in records]  # kept
+    assert masked[0]["entities"] == records[0]["entities"]  # nested columns kept as well
+    changed = 0
+    for row, mapping, record in zip(masked, mappings, records, strict=True):
+        assert reassemble_text(row["masked_text"], mapping["mapping"]) == nfc(record["source_text"])
+        changed += row["masked_text"] != record["source_text"]
+    assert changed > 100  # the rule detector found something in most documents
+    manifest = json.loads((local_out / MANIFEST).read_text())
+    assert manifest["records"] == 240 and len(manifest["masked"]) == 3  # 100 + 100 + 40
+    assert all(e["sensitive"] for e in manifest["mappings"])
+    assert not any(e["sensitive"] for e in manifest["masked"])
+    assert manifest["detector"]["kind"] == "rules"
+    report = verify_corpus(local_out, sample=50)
+    assert report.ok and report.records == 240 and report.sampled == 50
+
+
+def test_mapping_files_are_owner_only(local_out):
+    folder = local_out / "mappings"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = list(folder.iterdir())
+    assert len(files) == 3
+    assert {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o600}
+
+
+def test_verify_finds_a_changed_file_and_an_open_mapping(local_out, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(local_out, copy)
+    assert verify_corpus(copy).ok
+    mapping = sorted((copy / "mappings").iterdir())[1]
+    mapping.chmod(0o644)
+    part = sorted((copy / "masked").iterdir())[0]
+    part.write_bytes(part.read_bytes()[:-1] + b"X")
+    problems = " ".join(verify_corpus(copy).problems)
+    assert "SHA-256 differs" in problems and "readable by others" in problems
+
+
+def test_parquet_input_gives_the_same_files_as_jsonl(corpus_file, local_out, tmp_path):
+    source = tmp_path / "corpus.parquet"
+    pq.write_table(read_corpus(corpus_file), source)  # the same records, as Parquet
+    out = tmp_path / "out"
+    mask_corpus(source, out, batch_size=7, rows_per_file=100)
+    assert _files(out) == _files(local_out)
+
+
+def test_a_bad_record_is_named_by_line_and_field_never_by_value(records, tmp_path):
+    lines = split_bytes(records[:5]).decode().splitlines()
+    bad = json.loads(lines[2])
+    bad["source_text"] = 12345
+    lines[2] = json.dumps(bad, ensure_ascii=False)
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CorpusError) as info:
+        read_corpus(path)
+    assert f"{path}:3" in str(info.value) and "'source_text'" in str(info.value)
+    assert "12345" not in str(info.value)
+    dup = tmp_path / "dup.jsonl"
+    dup.write_bytes(split_bytes([records[0], records[1], records[0]]))
+    with pytest.raises(CorpusError, match=r"dup\.jsonl:3: field 'id' repeats"):
+        read_corpus(dup)
+
+
+def test_an_interrupted_run_leaves_no_output_that_looks_complete(corpus_file, tmp_path):
+    out = tmp_path / "out"
+
+    def interrupt(done, total):
+        assert done < total
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        mask_corpus(corpus_file, out, batch_size=16, on_progress=interrupt)
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []  # the staging folder is gone too
+    with pytest.raises(CorpusError, match="exists"):
+        out.mkdir()
+        mask_corpus(corpus_file, out)
+
+
+def test_cli_masks_and_verifies_without_printing_text(corpus_file, records, tmp_path, capsys):
+    from piilab.cli import main
+
+    out = tmp_path / "out"
+    assert main(["mask-corpus", "--input", str(corpus_file), "--out", str(out),
+                 "--detector", "rules", "--no-progress"]) == 0
+    assert main(["verify-corpus", str(out), "--sample", "20"]) == 0
+    captured = capsys.readouterr()
+    printed = captured.out + captured.err
+    assert "240 records" in printed and "20 restored: ok" in printed
+    for record in records[:50]:
+        for entity in record["entities"]:
+            assert entity["value"] not in printed
+    assert main(["verify-corpus", str(tmp_path)]) == 2  # no manifest: not an output
+    assert "not a finished mask-corpus output" in capsys.readouterr().err
+
+
+# --- Ray Data (the scale extra) -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    pytest.importorskip("ray", reason="needs the scale extra: pip install -e '.[scale]'")
+    import ray
+
+    from piilab.corpus_mask import start_ray
+
+    start_ray(num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_output_is_byte_identical_to_local_for_1_2_4_blocks(ray_session, corpus_file,
+                                                                 local_out, tmp_path):
+    expected = _files(local_out)
+    for workers, blocks, batch_size in ((1, 1, 64), (2, 2, 32), (2, 4, 50)):
+        out = tmp_path / f"ray-{workers}-{blocks}"
+        result = mask_corpus(corpus_file, out, engine="ray", workers=workers, blocks=blocks,
+                             batch_size=batch_size, rows_per_file=100)
+        assert result.records == 240
+        assert _files(out) == expected, (workers, blocks)
+
+
+def _map_worker_pids() -> list[int]:
+    """Process ids of the Ray actors running the masking batches (their title names them)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"MapWorker" in title and b"MaskBatch" in title:
+                pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the worker through /proc")
+def test_killing_a_worker_mid_run_loses_and_repeats_no_record(ray_session, corpus, tmp_path):
+    records = [dict(r, id=f"{r['id']}-{k}") for k in range(2) for r in corpus["train"]]
+    source = tmp_path / "big.jsonl"
+    source.write_bytes(split_bytes(records))
+    killed: list[tuple[int, int]] = []
+
+    def kill_one(done, total):
+        if not killed and done < total:
+            pids = _map_worker_pids()
+            if pids:
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append((pids[0], done))
+
+    out = tmp_path / "out"
+    result = mask_corpus(source, out, engine="ray", workers=2, blocks=8, batch_size=20,
+                         on_progress=kill_one)
+    assert killed, "no worker was found to kill while the run was going"
+    assert killed[0][1] < len(records)
+    masked, _ = _read_back(out)
+    assert result.records == len(records)
+    assert sorted(r["id"] for r in masked) == sorted(r["id"] for r in records)
+    assert len({r["id"] for r in masked}) == len(records)  # every record exactly once
+    assert verify_corpus(out, sample=30).ok
+
+
+def test_verify_finds_a_mapping_swapped_between_records(local_out, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(local_out, copy)
+    path = sorted((copy / "mappings").iterdir())[0]
+    lines = path.read_text().splitlines()
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    first["mapping"], second["mapping"] = second["mapping"], first["mapping"]
+    lines[0], lines[1] = json.dumps(first), json.dumps(second)
+    path.write_text("\n".join(lines) + "\n")
+    manifest = json.loads((copy / MANIFEST).read_text())
+    import hashlib
+
+    manifest["mappings"][0]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (copy / MANIFEST).write_text(json.dumps(manifest))
+    report = verify_corpus(copy, sample=240)
+    assert not report.ok and "does not restore its text" in " ".join(report.problems)

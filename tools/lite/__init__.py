@@ -1,0 +1,1 @@
+"""The JupyterLite build of tools/build_lite.py, by job (see that script's docstring)."""
