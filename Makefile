@@ -99,11 +99,7 @@ BOOK_INPUTS := $(shell find piilab book/quizzes book/_ext -type f \( -name '*.py
 	rm -rf .jupyter_cache _build
 	mkdir -p .jupyter_cache && touch $@
 
-# tools/execute_chapters.py runs the chapters two at a time into the same cache first (the build
-# itself runs them one after another); a chapter it could not run is run by the build, which
-# then shows the error.
 book-html: install .jupyter_cache/.inputs-stamp
-	-$(PY) tools/execute_chapters.py
 	$(VENV)/bin/jupyter-book build . -W --keep-going
 
 # Executed twins of the chapters (committed): regenerate after editing book/{en,ja}/*.md.

@@ -4,7 +4,8 @@ A chapter's code cell is the same in both tracks, so a printed label comes from
 `piilab.course.lang.say(key, ...)`, which reads the page's language. Both catalogs have the same
 keys and each key the same format fields; every key a chapter or a course module names exists;
 every key is used somewhere; and the chapter 01 pipeline and diagram take their words from the
-catalogs, so no Japanese is left in those Python modules.
+catalogs, and so do the figure modules (`plots.py`, `plots_splits.py`), so no Japanese is left
+in those Python modules.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from string import Formatter
 
 import pytest
 
-from piilab.course import ch01, diagram
+from piilab.course import ch01, diagram, plots, plots_splits
 from piilab.course.lang import LANGUAGES, page_messages, say
 
 REPO = Path(__file__).resolve().parent.parent
@@ -67,6 +68,9 @@ def test_every_key_a_chapter_prints_exists_and_every_key_is_used():
     used |= {f"ch01.stage_{stage.id.replace('-', '_')}" for stage in ch01.PIPELINE}
     used |= {f"ch01.{kind}_{a.id}" for a in ch01.ARTIFACTS for kind in ("artifact", "why")}
     used |= {f"ch01.diagram_{word}" for word in diagram._DIAGRAM_WORDS}
+    used |= {f"plots.{name}" for name in plots.TEXT_NAMES}
+    used |= {f"plots.split_{name.replace('/', '_')}" for name in plots_splits.TEXT_NAMES}
+    used |= {f"plots.split_title_{key}" for key in plots_splits.TITLES}
     assert sorted(keys - used) == []
 
 
@@ -90,3 +94,19 @@ def test_chapter_01_words_come_from_the_catalogs():
     svg = diagram.pipeline_diagram("ja").svg
     assert ja["ch01.diagram_legend_raw"] in svg and ja["ch01.stage_restore"] in svg
     assert _catalog("en")["ch01.diagram_legend_raw"] in diagram.pipeline_diagram("en").svg
+
+
+@pytest.mark.parametrize("module", ["plots.py", "plots_splits.py"])
+def test_figure_words_come_from_the_catalogs(module):
+    source = (REPO / "piilab" / "course" / module).read_text(encoding="utf-8")
+    assert not JAPANESE.search(source), f"{module} holds Japanese text"
+
+
+def test_figure_text_is_the_catalog_text():
+    for lang in LANGUAGES:
+        catalog = _catalog(lang)
+        assert plots.TEXT[lang]["leak_docs"] == catalog["plots.leak_docs"]
+        assert plots_splits.TEXT[lang]["ko/positive"] == catalog["plots.split_ko_positive"]
+        assert plots_splits.TITLES["seed"][lang] == catalog["plots.split_title_seed"]
+    assert JAPANESE.search(plots.TEXT["ja"]["per_type_title"])
+    assert JAPANESE.search(plots_splits.TEXT["ja"]["records_title"])

@@ -3,14 +3,15 @@
 Chapter 04 draws per-type precision/recall/F1 bars and leak-rate bars with
 `plot_per_type` and `plot_leaks`; chapter 02 draws the corpus with
 `plot_label_counts`. Every text on a figure comes from `TEXT[lang]`, so the same
-code cell renders in both tracks of the book.
+code cell renders in both tracks of the book; the words themselves are the
+messages ``plots.*`` of ``piilab/course/messages/<lang>.json``.
 
 CJK glyphs: `setup_cjk_fonts()` registers Noto Sans CJK (Regular), shipped inside
 the ``noto-cjk-sans-otc`` wheel (SIL Open Font License 1.1; part of the ``book``
 and ``colab`` extras, so ``make book`` and every Colab install cell bring it), and
 puts it behind matplotlib's default font as a per-glyph fallback. One font
 covers Hangul, kana and the Japanese kanji (NanumGothic, the other packaged
-candidate, lacks Japanese forms such as 学, and IPAexGothic lacks Hangul). The font is
+candidate, lacks Japanese forms such as the kanji U+5B66, and IPAexGothic lacks Hangul). The font is
 found in the installed package, never among the system fonts, so every machine
 (Linux, macOS, Windows, Colab) draws the same glyphs. Without the package it
 raises `MissingFontError`, whose message names the install command.
@@ -24,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from piilab.course.lang import LANGUAGES, say
 from piilab.errors import PiilabError
 from piilab.evaluation import EvaluationResult
 from piilab.labels import LABELS
@@ -32,23 +34,15 @@ from piilab.labels import LABELS
 FONT_PACKAGE = "noto_cjk_sans_otc"
 FONT_FILE = "NotoSansCJK-Regular.ttc"
 
+#: The words on the figures, by name; each is the message ``plots.<name>`` of
+#: ``piilab/course/messages/<lang>.json`` (the data textlint reads).
+TEXT_NAMES: tuple[str, ...] = (
+    "per_type_title", "precision", "recall", "f1", "leak_title", "leak_docs",
+    "leak_entities", "rate", "label_counts_title", "count", "label",
+)
+
 TEXT: dict[str, dict[str, str]] = {
-    "en": {
-        "per_type_title": "Per-type precision, recall and F1",
-        "precision": "precision", "recall": "recall", "f1": "F1",
-        "leak_title": "Leak rates", "leak_docs": "documents with a leak",
-        "leak_entities": "entities with a leak", "rate": "rate",
-        "label_counts_title": "Entities per label and split", "count": "entities",
-        "label": "label",
-    },
-    "ja": {
-        "per_type_title": "タイプ別の適合率・再現率・F1",
-        "precision": "適合率", "recall": "再現率", "f1": "F1",
-        "leak_title": "漏洩率", "leak_docs": "漏洩のある文書",
-        "leak_entities": "漏洩のあるエンティティ", "rate": "割合",
-        "label_counts_title": "ラベル別・分割別のエンティティ数", "count": "エンティティ数",
-        "label": "ラベル",
-    },
+    lang: {name: say(f"plots.{name}", lang=lang) for name in TEXT_NAMES} for lang in LANGUAGES
 }
 
 

@@ -6,7 +6,8 @@
 another one. `plot_split_composition(splits, lang)` draws those counts as two stacked bar
 charts, so a record-level split (every family in every split) and a family split (no family
 shared) can be told apart at a glance. Every text on the figure comes from `TEXT[lang]`
-(English or Japanese); CJK glyphs are set up by `piilab.course.plots.setup_cjk_fonts`.
+(English or Japanese: the messages ``plots.split_*`` of ``piilab/course/messages``); CJK
+glyphs are set up by `piilab.course.plots.setup_cjk_fonts`.
 
 `split_composition` is plain Python; only `plot_split_composition` needs matplotlib (the
 ``book`` extra), imported when it is called. Nothing here reads a source text or a value.
@@ -18,6 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from piilab.course.lang import LANGUAGES, say
 from piilab.splits import stratum
 
 __all__ = ["STRATA", "TEXT", "TITLES", "plot_split_composition", "split_composition"]
@@ -25,47 +27,23 @@ __all__ = ["STRATA", "TEXT", "TITLES", "plot_split_composition", "split_composit
 #: The balance classes in the order they are stacked (bottom to top).
 STRATA: tuple[str, ...] = ("ko/positive", "ko/negative", "en/positive", "en/negative")
 
+#: The words on the figure, by name; each is the message ``plots.split_<name>`` of
+#: ``piilab/course/messages/<lang>.json`` (the data textlint reads), "/" written "_".
+TEXT_NAMES: tuple[str, ...] = (
+    "records_title", "records", "families_title", "families", *STRATA, "augmented",
+    "only_here", "shared", "split",
+)
+
 TEXT: dict[str, dict[str, str]] = {
-    "en": {
-        "records_title": "Records per split",
-        "records": "records",
-        "families_title": "Template families per split",
-        "families": "families",
-        "ko/positive": "Korean, with PII",
-        "ko/negative": "Korean, PII-free",
-        "en/positive": "English, with PII",
-        "en/negative": "English, PII-free",
-        "augmented": "augmented copies",
-        "only_here": "only in this split",
-        "shared": "also in another split",
-        "split": "split",
-    },
-    "ja": {
-        "records_title": "分割ごとのレコード数",
-        "records": "レコード数",
-        "families_title": "分割ごとのテンプレートファミリー数",
-        "families": "ファミリー数",
-        "ko/positive": "韓国語・PII あり",
-        "ko/negative": "韓国語・PII なし",
-        "en/positive": "英語・PII あり",
-        "en/negative": "英語・PII なし",
-        "augmented": "拡張コピー",
-        "only_here": "この分割だけにある",
-        "shared": "他の分割にもある",
-        "split": "分割",
-    },
+    lang: {name: say(f"plots.split_{name.replace('/', '_')}", lang=lang) for name in TEXT_NAMES}
+    for lang in LANGUAGES
 }
 
-#: Figure titles a chapter can ask for by key (`plot_split_composition(..., title="seed")`).
+#: Figure titles a chapter can ask for by key (`plot_split_composition(..., title="seed")`),
+#: the messages ``plots.split_title_<key>``.
 TITLES: dict[str, dict[str, str]] = {
-    "seed": {
-        "en": "Seed corpus: every split drawn from the same templates",
-        "ja": "シードコーパス: どの分割も同じテンプレートから生成",
-    },
-    "family": {
-        "en": "Family split, training split augmented afterwards",
-        "ja": "ファミリー単位の分割(その後で学習用だけを拡張)",
-    },
+    key: {lang: say(f"plots.split_title_{key}", lang=lang) for lang in LANGUAGES}
+    for key in ("seed", "family")
 }
 
 
