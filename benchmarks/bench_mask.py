@@ -35,7 +35,9 @@ number of distinct values grows with the length too (the harder case: every
 value is searched through the whole document, so the cost per character grows
 with the number of values), and repeating one document, so only the length
 grows. The
-slice baseline's cost per character is printed alongside.
+slice baseline's cost per character is printed alongside, and so is the opt-in
+indexed masker (`piilab.masking_index.mask_text_indexed`, the same output from an
+index of the document), whose cost per character should stay flat in both cases.
 
 Timings use ``time.perf_counter``: the documents are cut into chunks, the
 contenders take turns on each chunk, and each chunk keeps its best of several
@@ -52,6 +54,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from piilab.masking_index import mask_text_indexed
 from piilab.tokenization import mask_text
 
 # --- the workload -----------------------------------------------------------
@@ -171,6 +174,16 @@ def mask_text_runner(docs: Sequence[Doc]) -> Runner:
     def run() -> None:
         for text, candidates in inputs:
             mask_text(text, candidates)
+
+    return run
+
+
+def indexed_runner(docs: Sequence[Doc]) -> Runner:
+    inputs = [(doc.text, doc.candidates) for doc in docs]
+
+    def run() -> None:
+        for text, candidates in inputs:
+            mask_text_indexed(text, candidates)
 
     return run
 
@@ -319,29 +332,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("number grows with the length, too), or one document repeated k times (same values)")
     print(f"{'length':>7} {'docs':>5} {'chars/doc':>10} {'values/doc':>11} "
           f"{'mask_text us/doc':>17} {'ns/char':>8} {'vs 1x':>6} "
-          f"{'same values ns/char':>20} {'vs 1x':>6} {'slice ns/char':>14}")
+          f"{'same values ns/char':>20} {'vs 1x':>6} {'indexed ns/char':>16} {'vs 1x':>6} "
+          f"{'slice ns/char':>14}")
     per_char: dict[int, float] = {}
     per_char_same: dict[int, float] = {}
+    per_char_indexed: dict[int, float] = {}
     for k in LENGTHS:
         starts = range(0, n_docs - k + 1, k)
         group = [join_docs(docs[i : i + k]) for i in starts]
         same = [join_docs([docs[i]] * k) for i in starts]
         chars = sum(len(d.text) for d in group)
-        t = best_times({"mask_text": mask_text_runner, "slice": slice_runner}, group, repeats)
+        t = best_times({"mask_text": mask_text_runner, "indexed": indexed_runner,
+                        "slice": slice_runner}, group, repeats)
         t_same = best_times({"mask_text": mask_text_runner}, same, repeats)
         per_char[k] = t["mask_text"] / chars
         per_char_same[k] = t_same["mask_text"] / sum(len(d.text) for d in same)
+        per_char_indexed[k] = t["indexed"] / chars
         print(f"{k:>6}x {len(group):>5} {chars / len(group):>10.0f} "
               f"{sum(len(d.candidates) for d in group) / len(group):>11.0f} "
               f"{t['mask_text'] / len(group) * 1e6:>17.1f} {per_char[k] * 1e9:>8.1f} "
               f"{per_char[k] / per_char[1]:>5.2f}x "
               f"{per_char_same[k] * 1e9:>20.1f} {per_char_same[k] / per_char_same[1]:>5.2f}x "
+              f"{per_char_indexed[k] * 1e9:>16.1f} "
+              f"{per_char_indexed[k] / per_char_indexed[1]:>5.2f}x "
               f"{t['slice'] / chars * 1e9:>14.1f}")
     last = LENGTHS[-1]
     print(f"mask_text cost per character at {last}x the length vs 1x: "
           f"{per_char[last] / per_char[1]:.2f}x with distinct values, "
           f"{per_char_same[last] / per_char_same[1]:.2f}x with the same values "
           f"(goal: linear, i.e. roughly flat; a quadratic cost would be {last}x)")
+    print(f"mask_text_indexed (opt-in, piilab.masking_index; same output) cost per character "
+          f"at {last}x vs 1x with distinct values: "
+          f"{per_char_indexed[last] / per_char_indexed[1]:.2f}x; at {last}x it takes "
+          f"{per_char_indexed[last] / per_char[last]:.2f}x the time of mask_text")
     return 0
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "Candidate",
     "MaskResult",
     "Span",
+    "leftmost_longest",
     "longest_matches",
     "mask_text",
     "normalize_candidates",
@@ -242,7 +243,22 @@ def longest_matches(
             rank = (not occurrence.literal, priority)
             if span not in owner or rank < owner[span]:
                 owner[span] = rank
-    # Step 3: leftmost first, and at one start the longest first.
+    return leftmost_longest(owner)
+
+
+def leftmost_longest(
+    owner: Mapping[tuple[int, int], tuple[bool, int]],
+) -> list[tuple[int, int, str]]:
+    """Step 3 alone: sweep the occurrences ``{(start, end): (variant?, priority)}`` once.
+
+    Leftmost first, and at one start the longest first; the sweep continues
+    after each match, so the matches never overlap. The label of a match is
+    its owner's (``LABELS[priority]``). `longest_matches` and the opt-in
+    `piilab.masking_index` both end here.
+
+    >>> leftmost_longest({(0, 3): (False, 0), (0, 5): (True, 4), (2, 7): (False, 0)})
+    [(0, 5, 'PHONE')]
+    """
     matches: list[tuple[int, int, str]] = []
     cursor = 0
     for start, minus_end in sorted((start, -end) for start, end in owner):

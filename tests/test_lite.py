@@ -149,6 +149,11 @@ def test_chapter_03_exercise_runs_in_the_browser(browser, server):
     context.route("**/*", route)
     context.on("request", lambda request: requests.append(request.url))
     context.on("requestfailed", lambda request: failed.append(request.url))
+    # Every request the site answers succeeds, the icons the app swaps in as the kernel goes
+    # busy and idle included (the review found them 404 on every state change).
+    missing: list[str] = []
+    context.on("response", lambda response: missing.append(f"{response.status} {response.url}")
+               if response.status >= 400 else None)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -225,6 +230,7 @@ def test_chapter_03_exercise_runs_in_the_browser(browser, server):
     assert unseen == [], f"served but not seen by the request log: {unseen}"
     assert all(url.startswith((base, "data:", "blob:")) for url in requests), requests
     assert not [url for url in failed if not url.startswith(base)], failed
+    assert missing == [], f"requests the site answered with an error: {missing}"
     assert errors == []
 
 

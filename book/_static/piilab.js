@@ -161,10 +161,51 @@
     choose(asked === "en" || asked === "ja" ? asked : "all");
   }
 
+  /* The header's language button opens the twin page at the section being read, not at its
+     top. A chapter and its twin have the same sections in the same order, so the button's link
+     carries the position of the section at the top of the window (#piilab-section-N), and the
+     twin page scrolls to its own section at that position and puts that section's id in the
+     address. */
+  const SECTION_HASH = /^#piilab-section-(\d+)$/;
+
+  function articleSections() {
+    return [...document.querySelectorAll(".bd-article section[id]")];
+  }
+
+  function sectionBeingRead() {
+    let index = -1;
+    articleSections().forEach((section, i) => {
+      if (section.getBoundingClientRect().top <= 120) index = i;
+    });
+    return index;
+  }
+
+  function twinAtSameSection() {
+    for (const button of document.querySelectorAll("a.btn-piilab-twin-language")) {
+      const point = () => {
+        const url = new URL(button.getAttribute("href"), window.location.href);
+        const index = sectionBeingRead();
+        url.hash = index > 0 ? `piilab-section-${index}` : "";
+        button.href = url.href;
+      };
+      // before the browser follows the link (click, middle click, keyboard)
+      button.addEventListener("mousedown", point);
+      button.addEventListener("click", point);
+      button.addEventListener("keydown", point);
+    }
+    const match = SECTION_HASH.exec(window.location.hash);
+    if (!match) return;
+    const section = articleSections()[Number(match[1])];
+    if (!section) return;
+    window.history.replaceState(null, "", `#${section.id}`);
+    section.scrollIntoView();
+  }
+
   const track = pageTrack();
   const startSearchPage = () => {
     if (track) searchFromThisTrack(track);
     trackFilter();
+    twinAtSameSection();
   };
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", startSearchPage);

@@ -43,6 +43,18 @@ def lite_settings() -> dict:
     }
 
 
+# The icons the notebook app swaps in as the kernel goes idle and busy: JupyterLab ships them
+# in its server's static folder, which a JupyterLite site does not have, so without these
+# every kernel state change is a 404 in the console.
+FAVICONS = {"favicon-notebook.ico": "favicon.ico", "favicon-busy-1.ico": "favicon-busy.ico"}
+
+
+def stage_favicons(checkout: Path, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, source in FAVICONS.items():
+        shutil.copyfile(checkout / "book" / "_static" / source, folder / name)
+
+
 def build(out: Path, offline: bool, checkout: Path = REPO) -> dict:
     import jupyterlite_core
     import jupyterlite_pyodide_kernel
@@ -57,6 +69,7 @@ def build(out: Path, offline: bool, checkout: Path = REPO) -> dict:
     piilab_wheel = build_piilab_wheel(checkout, STAGING / "pypi")
     lock = stage_pyodide(STAGING / "static" / "pyodide", wheels, piilab_wheel)
     notebooks = stage_contents(checkout, STAGING / "contents", chapters)
+    stage_favicons(checkout, STAGING / "static" / "favicons")
     (STAGING / "jupyter-lite.json").write_text(json.dumps(lite_settings(), indent=2) + "\n",
                                                encoding="utf-8")
     kernel_extension = (Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyterlite"
@@ -114,6 +127,9 @@ def check_site(out: Path) -> None:
         raise BuildError(f"pyodideUrl is not local: {kernel.get('pyodideUrl')!r}")
     if kernel.get("disablePyPIFallback") is not True:
         raise BuildError("disablePyPIFallback is not set")
+    for name in FAVICONS:
+        if not (out / "static" / "favicons" / name).is_file():
+            raise BuildError(f"static/favicons/{name} is missing from the site")
     lock = json.loads((out / "static" / "pyodide" / "pyodide-lock.json").read_text("utf-8"))
     preloaded = (kernel.get("loadPyodideOptions") or {}).get("packages") or []
     missing = sorted(set(preloaded) - set(lock["packages"]))
