@@ -69,7 +69,6 @@ def build(out: Path, offline: bool, checkout: Path = REPO) -> dict:
     piilab_wheel = build_piilab_wheel(checkout, STAGING / "pypi")
     lock = stage_pyodide(STAGING / "static" / "pyodide", wheels, piilab_wheel)
     notebooks = stage_contents(checkout, STAGING / "contents", chapters)
-    stage_favicons(checkout, STAGING / "static" / "favicons")
     (STAGING / "jupyter-lite.json").write_text(json.dumps(lite_settings(), indent=2) + "\n",
                                                encoding="utf-8")
     kernel_extension = (Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyterlite"
@@ -102,6 +101,8 @@ def build(out: Path, offline: bool, checkout: Path = REPO) -> dict:
     subprocess.run([sys.executable, "-m", "jupyterlite_core", "build",
                     "--lite-dir", str(STAGING)], cwd=STAGING, check=True, env=env)
 
+    # (after the build: jupyterlite copies only the static files its add-ons know)
+    stage_favicons(checkout, out / "static" / "favicons")
     check_site(out)
     info = {
         "chapters": chapters,
