@@ -168,24 +168,22 @@ PRESIDIO_GOAL = 1.5
 LENGTHS = (1, 10, 100)
 
 
-def mask_text_runner(docs: Sequence[Doc]) -> Runner:
-    inputs = [(doc.text, doc.candidates) for doc in docs]
+def masker_runner(mask: Callable) -> Callable[[Sequence[Doc]], Runner]:
+    """A runner factory for a masker given only the (type, value) pairs."""
+    def factory(docs: Sequence[Doc]) -> Runner:
+        inputs = [(doc.text, doc.candidates) for doc in docs]
 
-    def run() -> None:
-        for text, candidates in inputs:
-            mask_text(text, candidates)
+        def run() -> None:
+            for text, candidates in inputs:
+                mask(text, candidates)
 
-    return run
+        return run
+
+    return factory
 
 
-def indexed_runner(docs: Sequence[Doc]) -> Runner:
-    inputs = [(doc.text, doc.candidates) for doc in docs]
-
-    def run() -> None:
-        for text, candidates in inputs:
-            mask_text_indexed(text, candidates)
-
-    return run
+mask_text_runner = masker_runner(mask_text)
+indexed_runner = masker_runner(mask_text_indexed)
 
 
 def slice_mask(text: str, spans: Sequence[tuple[int, int, str]]) -> tuple[str, dict[str, str]]:

@@ -47,9 +47,9 @@ from piilab.masking import (
     number_tokens,
 )
 from piilab.matching import (
-    _GAP,
     digit_runs,
     digit_sequence,
+    group_spans,
     is_numeric_value,
     spellings,
     within_boundaries,
@@ -152,25 +152,17 @@ def _numeric_occurrences(
         return
     longest = max(len(key) for key in numeric)
     for run_start, run in digit_runs(source):
-        if run.isdigit():  # one group
-            groups = [(run_start, run)]
-        else:
-            groups = []
-            offset = run_start
-            for index, part in enumerate(_GAP.split(run)):
-                if index % 2 == 0:
-                    groups.append((offset, part))
-                offset += len(part)
+        groups = ([(run_start, run_start + len(run))] if run.isdigit()  # one group
+                  else group_spans(run, run_start))
         for first in range(len(groups)):
             start = groups[first][0]
             digits = ""
-            for group_start, group in groups[first:]:
-                digits += group
+            for group_start, end in groups[first:]:
+                digits += source[group_start:end]
                 if len(digits) > longest:
                     break
                 holders = numeric.get(digits)
                 if holders:
-                    end = group_start + len(group)
                     text = source[start:end]
                     for value, priority in holders:
                         _claim(owner, (start, end), (text != value, priority))

@@ -53,6 +53,7 @@ __all__ = [
     "digit_runs",
     "digit_sequence",
     "find_occurrences",
+    "group_spans",
     "has_match",
     "is_ascii_digit",
     "is_numeric_value",
@@ -258,6 +259,24 @@ def _keys_in_run(text: str, run_start: int, digit_keys: Iterable[str]) -> list[t
     return found
 
 
+def group_spans(text: str, run_start: int = 0) -> list[tuple[int, int]]:
+    """The ``(start, end)`` source offsets of the digit groups of a run, in order.
+
+    `text` is a digit run (`digit_runs`) that starts at `run_start` in the source.
+
+    >>> group_spans("010-1234 5678", 4)
+    [(4, 7), (8, 12), (13, 17)]
+    """
+    spans: list[tuple[int, int]] = []
+    offset = run_start
+    # ["010", "-", "1234", "-", "5678"]: digit groups at even, gaps at odd indexes
+    for index, part in enumerate(_GAP.split(text)):
+        if index % 2 == 0:
+            spans.append((offset, offset + len(part)))
+        offset += len(part)
+    return spans
+
+
 def _group_edges(text: str, run_start: int) -> tuple[dict[int, int], dict[int, int]]:
     """Where the digit groups of a run start and end.
 
@@ -267,14 +286,11 @@ def _group_edges(text: str, run_start: int) -> tuple[dict[int, int], dict[int, i
     """
     starts: dict[int, int] = {}
     ends: dict[int, int] = {}
-    offset, digit_offset = run_start, 0
-    # ["010", "-", "1234", "-", "5678"]: digit groups at even, gaps at odd indexes
-    for index, part in enumerate(_GAP.split(text)):
-        if index % 2 == 0:
-            starts[digit_offset] = offset
-            digit_offset += len(part)
-            ends[digit_offset] = offset + len(part)
-        offset += len(part)
+    digit_offset = 0
+    for start, end in group_spans(text, run_start):
+        starts[digit_offset] = start
+        digit_offset += end - start
+        ends[digit_offset] = end
     return starts, ends
 
 
