@@ -7,7 +7,9 @@ in JupyterLite's notebook app, waits for the Pyodide kernel, runs every cell abo
 "write a restore function" exercise (the first installs piilab from the site), then runs the
 exercise twice, its code replaced in the page by a correct and by a wrong `my_restore`, and
 reads the checker's ✓ and ✗ from the page. The notebook opens trusted, and its Help menu has
-the reset its first cell describes (Clear Browser Data).
+the reset its first cell describes (Clear Browser Data). Last, it runs the chapter's quiz and
+answers a question: the whole quiz and its feedback are on the page, not cut off in a
+scrolling output box.
 
 The slow tests run every cell of chapters 00-05, in both languages, with *Run All*: no cell
 fails, every figure of the book is still on the page afterwards (cells that cannot run in
@@ -201,6 +203,7 @@ def test_chapter_03_exercise_runs_in_the_browser(browser, server):
 
         assert checks["correct"].startswith("✓"), checks
         assert checks["wrong"].startswith("✗"), checks
+        quiz = _check_quiz_shows_whole(page, cells, notebook)
     finally:
         context.close()
 
@@ -215,6 +218,7 @@ def test_chapter_03_exercise_runs_in_the_browser(browser, server):
         "downloaded_bytes": sum(size for _, size in sent),
         "largest": sorted(sent, key=lambda item: -item[1])[:8],
         "checker": checks,
+        "quiz": quiz,
     }
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "lite-metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False)
@@ -232,6 +236,46 @@ def test_chapter_03_exercise_runs_in_the_browser(browser, server):
     assert not [url for url in failed if not url.startswith(base)], failed
     assert missing == [], f"requests the site answered with an error: {missing}"
     assert errors == []
+
+
+#: The height above which the notebook app would fold an output into a scrolling box
+#: (1.3 x 14 px x 100 lines), unless the site turns that off (tools/lite/site.py).
+SCROLLED_ABOVE_PX = 1.3 * 14 * 100
+
+
+def _check_quiz_shows_whole(page, cells, notebook: dict) -> dict:
+    """Run the chapter's quiz cell, answer its last question, and check that the whole quiz and
+    the feedback are on the page, not folded into a scrolling output box (the review found the
+    JA 04 feedback cut off there)."""
+    index = next(i for i, cell in enumerate(notebook["cells"])
+                 if cell["cell_type"] == "code" and "show_quiz(" in "".join(cell["source"]))
+    cell = cells.nth(index)
+    cell.locator(".jp-InputPrompt").click(force=True)
+    _run_selected(page, cells, index)
+    quizzes = cell.locator(".Quiz")
+    quizzes.last.locator(".MCButton").first.wait_for(timeout=60_000)
+    quizzes.last.locator(".MCButton").first.click()
+    feedback = quizzes.last.locator(".Feedback")
+    feedback.wait_for(timeout=10_000)
+    page.wait_for_function("(el) => el.textContent.trim().length > 0",
+                           arg=feedback.element_handle())
+    geometry = cell.evaluate("""(cell) => {
+      const area = cell.querySelector('.jp-OutputArea');
+      const box = area.getBoundingClientRect();
+      const fb = [...cell.querySelectorAll('.Quiz')].pop().querySelector('.Feedback')
+        .getBoundingClientRect();
+      return {scrolled: cell.classList.contains('jp-mod-outputsScrolled'),
+              height: area.scrollHeight, visible: area.clientHeight,
+              feedback_inside: fb.top >= box.top - 1 && fb.bottom <= box.bottom + 1,
+              feedback_height: fb.height};
+    }""")
+    assert quizzes.count() >= 3, quizzes.count()
+    # the quiz is taller than the fold, so this checks the case the review met
+    assert geometry["height"] > SCROLLED_ABOVE_PX, geometry
+    assert not geometry["scrolled"], geometry
+    assert geometry["visible"] >= geometry["height"] - 1, geometry
+    assert geometry["feedback_inside"] and geometry["feedback_height"] > 0, geometry
+    return geometry
 
 
 LITE_CHAPTERS = ("00_welcome.ipynb", "01_architecture.ipynb", "02_synthetic_data.ipynb",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import sys
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -113,6 +114,20 @@ def answer_key(quiz: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     }
 
 
+#: JupyterLab's MathJax 3 (which JupyterLite runs) sets a global `MathJax` with a version and
+#: no `typeset`. jupyterquiz takes that for a MathJax it must load itself: it replaces the
+#: global and adds a script from a CDN, and every answer click then fails in `check_mc` (the
+#: feedback shows, the console logs a TypeError). The quizzes hold no formulas, so in the
+#: browser kernel the quiz is given a `typeset` that does nothing; a MathJax that can typeset
+#: (the book's) is left alone.
+_LAB_MATHJAX_SHIM = """
+if (window.MathJax && String(window.MathJax.version || "").startsWith("3")
+    && typeof window.MathJax.typeset !== "function") {
+  window.MathJax.typeset = function () {};
+}
+"""
+
+
 def show_quiz(path: str | Path, *, shuffle_answers: bool = True) -> None:
     """Display the quiz at `path` interactively (jupyterquiz) in a notebook or the built book.
 
@@ -125,6 +140,10 @@ def show_quiz(path: str | Path, *, shuffle_answers: bool = True) -> None:
 
     path = Path(path)
     questions = load_quiz(path)
+    if sys.platform == "emscripten":  # Pyodide, in JupyterLite
+        from IPython.display import Javascript, display
+
+        display(Javascript(_LAB_MATHJAX_SHIM))
     state = random.getstate()
     random.seed(f"piilab-quiz:{path.parent.name}/{path.name}")
     try:

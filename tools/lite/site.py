@@ -21,6 +21,9 @@ from .wheels import (
     stage_pyodide,
 )
 
+#: The Jupyter Notebook plugin that scrolls tall outputs.
+SCROLL_OUTPUT = "@jupyter-notebook/notebook-extension:scroll-output"
+
 
 def lite_settings() -> dict:
     return {
@@ -31,6 +34,12 @@ def lite_settings() -> dict:
                 # news and update checks would ask jupyterlab.github.io / PyPI
                 "@jupyterlab/apputils-extension:announcements",
             ],
+            "settingsOverrides": {
+                # the notebook app folds any output taller than ~1,800 px into a small
+                # scrolling box; a chapter's quiz is taller, so its feedback was cut off. The
+                # book shows every output whole: so does the notebook.
+                SCROLL_OUTPUT: {"autoScrollOutputs": False},
+            },
             "litePluginSettings": {
                 "@jupyterlite/pyodide-kernel-extension:kernel": {
                     # never fall back to pypi.org: every wheel is on the site
@@ -128,6 +137,9 @@ def check_site(out: Path) -> None:
         raise BuildError(f"pyodideUrl is not local: {kernel.get('pyodideUrl')!r}")
     if kernel.get("disablePyPIFallback") is not True:
         raise BuildError("disablePyPIFallback is not set")
+    overrides = config.get("settingsOverrides", {})
+    if overrides.get(SCROLL_OUTPUT, {}).get("autoScrollOutputs") is not False:
+        raise BuildError(f"{SCROLL_OUTPUT} autoScrollOutputs is not off")
     for name in FAVICONS:
         if not (out / "static" / "favicons" / name).is_file():
             raise BuildError(f"static/favicons/{name} is missing from the site")
