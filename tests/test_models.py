@@ -170,6 +170,29 @@ def test_the_committed_adapter_matches_its_results_row(name):
         assert row["config"]["init_adapter"] == "results/adapters/smollm2-135m-lora-stage2"
 
 
+def test_the_committed_gemma_adapter_matches_its_results_row():
+    """Chapter 07 reads the Gemma row and checks this adapter's hash; the book cannot load the
+    base (CI does not fetch it), so the adapter's own files are checked here."""
+    row = _lora_row("Gemma 3 270M + LoRA (wide)")
+    weights = REPO / row["adapter"]["path"]
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() == row["adapter"]["sha256"]
+    assert weights.stat().st_size == row["adapter"]["bytes"] <= 10 * 2**20
+    config = json.loads((weights.parent / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == "gemma-3-270m"
+    assert config["r"] == row["config"]["lora_r"] and config["lora_alpha"] == 32
+    prompt = json.loads((weights.parent / "piilab_prompt.json").read_text())
+    assert prompt == {"system_prompt": row["config"]["system_prompt"]}
+    assert row["model"]["id"] == "gemma-3-270m" and "Gemma Terms of Use" in row["model"]["license"]
+    assert row["config"]["init_adapter"] is None and row["config"]["data_dir"] == "runs/wide-mix"
+    assert (row["eval"]["documents"], row["holdout"]["eval"]["documents"],
+            row["wide_test"]["eval"]["documents"]) == (400, 100, 200)
+    assert row["dirty"] is False
+    # a Gemma derivative, shared with the notice the Gemma Terms of Use require
+    notice = (weights.parent / "NOTICE").read_text(encoding="utf-8")
+    assert notice.startswith("Gemma is provided under and subject to the Gemma Terms of Use "
+                             "found at ai.google.dev/gemma/terms")
+
+
 @pytest.mark.slow
 @pytest.mark.train
 def test_the_committed_adapter_loads_and_masks_test_documents(smollm2, corpus):

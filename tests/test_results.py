@@ -182,3 +182,31 @@ def test_live_and_recorded_columns_share_one_table():
     assert set(lines[1]) == {"-"}
     assert lines[-1].split()[-2:] == ["1.000", "1.000"]  # rates with three decimals
     assert "0.333" in table
+
+
+def test_the_readme_holdout_table_says_what_the_rows_and_the_rules_score():
+    """The README's holdout table (the Gemma paragraph) is typed: it must match the recorded
+    rows and the rule baseline run now, to the three decimals it shows."""
+    import re
+
+    from piilab.baseline import baseline_output
+    from piilab.course.results import latest_systems
+    from piilab.dataset import read_jsonl
+    from piilab.predictions import make_prediction
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("| holdout (100 documents) |"):]
+    lines = re.findall(r"^\| ([^|]+?) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$",
+                       table[:table.index("| goal |")], re.M)
+    systems = latest_systems(read_runs(RUNS))
+    holdout = read_jsonl(REPO / "data" / "holdout" / "holdout.jsonl")
+    rules = metrics_summary(evaluate(holdout, [
+        make_prediction(r["id"], baseline_output(r["source_text"]), r["source_text"])
+        for r in holdout]))
+    assert {name for name, *_ in lines} == {"rule baseline", "SmolLM2-135M + LoRA (wide)",
+                                            "Gemma 3 270M + LoRA (wide)"}
+    for name, f1, leaking, over in lines:
+        m = rules if name == "rule baseline" else systems[name]["holdout"]["metrics"]
+        assert (f1, leaking, over) == (f"{m['entity']['f1']:.3f}",
+                                       f"{m['documents_leak_rate']:.3f}",
+                                       f"{m['over_redaction_rate']:.3f}"), name
