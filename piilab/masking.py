@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from piilab.labels import LABEL_PRIORITY, LABELS, PairError, nfc, normalize_pair
 from piilab.matching import digit_runs, find_occurrences
@@ -100,9 +100,12 @@ class Candidate:
         return cls(_field(data, "type", str), _field(data, "value", str))
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """One replacement: ``source[start:end]`` (NFC source) became `token`."""
+class Span(NamedTuple):
+    """One replacement: ``source[start:end]`` (NFC source) became `token`.
+
+    An immutable named tuple, like `piilab.matching.Occurrence`: `mask_text` builds one per
+    replacement, and a frozen dataclass costs several times more to build.
+    """
 
     start: int
     end: int
