@@ -318,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "presidio" in seconds:
         ratio = seconds["presidio"] / seconds["mask_text"]
         verdict = "met" if ratio >= PRESIDIO_GOAL else "NOT met"
-        print(f"mask_text: {ratio:.1f}x faster than Presidio "
+        print(f"mask_text: {ratio:.2f}x faster than Presidio "
               f"(goal: at least {PRESIDIO_GOAL:g}x: {verdict})")
     else:
         print("Presidio is not installed (pip install -e '.[bench]'): comparison skipped")
