@@ -123,7 +123,9 @@ def test_a_wrongly_typed_field_is_named_with_its_file(tmp_path, field, value, sa
         load_config(path)
     message = str(err.value)
     assert message.startswith(f"{path}: field '{field}' {says}")
-    assert "not supported" not in message and repr(value) not in message
+    # the value is never echoed (looked for after the path, which may hold any digits)
+    rest = message[len(str(path)):]
+    assert "not supported" not in rest and repr(value) not in rest
 
 
 def test_unknown_keys_are_counted_never_quoted(tmp_path):
