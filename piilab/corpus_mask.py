@@ -242,7 +242,7 @@ def _model_detector(name: str, batch_size: int, max_new_tokens: int, threads: in
 
     if threads:
         torch.set_num_threads(threads)
-    loaded = load_for_inference(name)
+    loaded = load_for_inference(name, merge=True)  # an adapter folded in: one product per layer
 
     def detect(texts: Sequence[str]) -> list[list[tuple[str, str]]]:
         outputs = generate(loaded.model, loaded.tokenizer, texts, batch_size=batch_size,

@@ -81,7 +81,7 @@ class LoadedModel:
 
 
 def load_for_inference(model_dir: str | os.PathLike, *, device: str | None = None,
-                       dtype: Any = None) -> LoadedModel:
+                       dtype: Any = None, merge: bool = False) -> LoadedModel:
     """Load a `LoadedModel` from a merged model or a LoRA adapter directory.
 
     An adapter directory (it holds ``adapter_config.json``) is applied to the base
@@ -91,6 +91,15 @@ def load_for_inference(model_dir: str | os.PathLike, *, device: str | None = Non
     `device` defaults to CUDA when available, and `dtype` to fp32 on a CPU, bf16 or
     fp16 on a GPU. The model is put in eval mode. ``prompt_setting`` is the
     system-prompt setting saved with the model (``full`` when none was saved).
+
+    ``merge=True`` folds a LoRA adapter into the base weights (peft's
+    ``merge_and_unload``): one matrix product per projection instead of three, the
+    cheapest way to run an adapter (`piilab.corpus_mask` and
+    benchmarks/bench_inference.py use it). The merged weights are rounded once, so a
+    greedy prediction could in principle differ from the unmerged model's; on the
+    holdout with the committed wide adapter none does (the benchmark compares every
+    output). It is off by default so that recorded runs and the book keep the model
+    exactly as trained.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -111,6 +120,8 @@ def load_for_inference(model_dir: str | os.PathLike, *, device: str | None = Non
         tokenizer = AutoTokenizer.from_pretrained(path if has_tokenizer else base_id)
         base = AutoModelForCausalLM.from_pretrained(base_id, dtype=dtype)
         model = PeftModel.from_pretrained(base, path)
+        if merge:
+            model = model.merge_and_unload()
     else:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)

@@ -210,6 +210,24 @@ def test_adapter_directory_loads_on_its_base_model(adapter_dir, tiny_dir, corpus
 
 
 @pytest.mark.train
+def test_a_merged_adapter_predicts_what_the_adapter_predicts(adapter_dir, corpus):
+    from peft import PeftModel
+
+    from piilab.inference import generate, load_for_inference
+
+    apart = load_for_inference(adapter_dir, device="cpu")
+    merged = load_for_inference(adapter_dir, device="cpu", merge=True)
+    assert isinstance(apart.model, PeftModel)
+    assert not isinstance(merged.model, PeftModel)  # folded in: plain linear layers
+    assert merged.prompt_setting == apart.prompt_setting
+    texts = [r["source_text"] for r in corpus["test"][:6]]
+    kwargs = {"max_new_tokens": 12, "system_prompt": apart.prompt_setting, "batch_size": 3}
+    produced = generate(merged.model, merged.tokenizer, texts, **kwargs)
+    assert produced.new_tokens > 0
+    assert produced.outputs == generate(apart.model, apart.tokenizer, texts, **kwargs).outputs
+
+
+@pytest.mark.train
 @pytest.mark.parametrize("which", ["merged", "adapter"])
 def test_cli_predict_then_evaluate(which, tiny_dir, adapter_dir, data_dir, tmp_path, capsys):
     from piilab.cli import main
