@@ -96,10 +96,10 @@ def load_for_inference(model_dir: str | os.PathLike, *, device: str | None = Non
     ``merge_and_unload``): one matrix product per projection instead of three, the
     cheapest way to run an adapter (`piilab.corpus_mask` and
     benchmarks/bench_inference.py use it). The merged weights are rounded once, so a
-    greedy prediction could in principle differ from the unmerged model's; on the
-    holdout with the committed wide adapter none does (the benchmark compares every
-    output). It is off by default so that recorded runs and the book keep the model
-    exactly as trained.
+    greedy prediction could in principle differ from the unmerged model's; with the
+    committed wide adapter none did on 32 holdout documents (``bench_inference.py
+    --limit 32``, which compares every output). It is off by default so that recorded
+    runs and the book keep the model exactly as trained.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
