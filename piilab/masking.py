@@ -12,7 +12,8 @@ The algorithm, in the order the chapter explains it (SPEC section 5):
 1. NFC-normalize the source and the values; trim; uppercase the types; drop
    empty values; reject unknown types; deduplicate (`normalize_candidates`).
 2. Find every occurrence of every candidate, literal or variant
-   (`piilab.matching.find_occurrences`). When one span is an occurrence of
+   (`piilab.matching.occurrence_spans`, the unsorted form of
+   `find_occurrences`). When one span is an occurrence of
    several candidates, a literal beats a variant, and then the type-priority
    order of `LABELS` decides.
 3. Sweep the occurrences once, left to right: at each position the longest
@@ -55,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from piilab.labels import LABEL_PRIORITY, LABELS, PairError, nfc, normalize_pair
-from piilab.matching import digit_runs, find_occurrences
+from piilab.matching import digit_runs, occurrence_spans
 
 __all__ = [
     "TOKEN_PATTERN",
@@ -241,9 +242,8 @@ def longest_matches(
     owner: dict[tuple[int, int], tuple[bool, int]] = {}
     for label, value in pairs:
         priority = LABEL_PRIORITY[label]
-        for occurrence in find_occurrences(source, label, value, runs):
-            span = (occurrence.start, occurrence.end)
-            rank = (not occurrence.literal, priority)
+        for span, literal in occurrence_spans(source, label, value, runs).items():
+            rank = (not literal, priority)
             if span not in owner or rank < owner[span]:
                 owner[span] = rank
     return leftmost_longest(owner)

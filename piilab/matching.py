@@ -59,6 +59,7 @@ __all__ = [
     "is_numeric_value",
     "is_numeric_variant",
     "numeric_spans",
+    "occurrence_spans",
     "person_variants",
     "spellings",
     "within_boundaries",
@@ -319,11 +320,29 @@ def find_occurrences(
     `label` is an uppercase label (only ``PERSON`` changes anything).
     `runs`, when given, must be ``list(digit_runs(source))``: a caller that
     looks for many values in one source (the masker) finds the runs once.
+    `occurrence_spans` gives the same occurrences unsorted, as a dict.
 
     >>> [(o.start, o.end, o.literal) for o in find_occurrences("010 1234 5678", "PHONE", "1234")]
     [(4, 8, True)]
     >>> find_occurrences("12345", "PHONE", "1234")
     []
+    """
+    found = occurrence_spans(source, label, value, runs)
+    spans = sorted(found.items()) if len(found) > 1 else found.items()
+    return [Occurrence(start, end, literal) for (start, end), literal in spans]
+
+
+def occurrence_spans(
+    source: str, label: str, value: str, runs: Sequence[tuple[int, str]] | None = None
+) -> dict[tuple[int, int], bool]:
+    """The occurrences of `find_occurrences` as ``{(start, end): literal}``, in no order.
+
+    This is where the matching rules run; `find_occurrences` sorts its result into
+    `Occurrence` tuples. The masker reads this dict directly (it ranks and sorts the
+    spans of all its candidates together).
+
+    >>> occurrence_spans("010 1234 5678 / 010-1234-5678", "PHONE", "010-1234-5678")
+    {(16, 29): True, (0, 13): False}
     """
     found: dict[tuple[int, int], bool] = {}
     for spelling in spellings(label, value):
@@ -337,8 +356,7 @@ def find_occurrences(
     if value and is_numeric_value(value):
         for start, end in numeric_spans(source, (digit_sequence(value),), runs):
             found[start, end] = found.get((start, end), False) or source[start:end] == value
-    spans = sorted(found.items()) if len(found) > 1 else found.items()
-    return [Occurrence(start, end, literal) for (start, end), literal in spans]
+    return found
 
 
 def has_match(source: str, label: str, value: str) -> bool:

@@ -22,6 +22,7 @@ from piilab.matching import (
     is_numeric_value,
     is_numeric_variant,
     numeric_spans,
+    occurrence_spans,
     person_variants,
     spellings,
     within_boundaries,
@@ -264,6 +265,10 @@ values = st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=7).map("".join
 @given(source=sources, value=values, label=st.sampled_from(["PERSON", "PHONE", "REL"]))
 def test_find_occurrences_equals_the_brute_force_reading_of_the_spec(source, value, label):
     assert spans_of(source, label, value) == reference_occurrences(source, label, value)
+    # The masker's unsorted dict holds exactly the same occurrences.
+    assert sorted((start, end, literal) for (start, end), literal
+                  in occurrence_spans(source, label, value).items()) == \
+        reference_occurrences(source, label, value)
     assert has_match(source, label, value) == bool(reference_occurrences(source, label, value))
 
 
