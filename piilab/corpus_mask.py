@@ -46,7 +46,9 @@ detector's identity only.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import gc
 import hashlib
 import itertools
 import json
@@ -104,7 +106,8 @@ def read_corpus(path: str | os.PathLike):
     """The corpus at `path` as a ``pyarrow.Table`` (JSONL file, Parquet file or a folder of
     Parquet files), checked: every record has a string ``id``, unique, and a string
     ``source_text``. A bad record raises `CorpusError` naming ``file:line`` (JSONL) or
-    ``file:row`` (Parquet) and the field."""
+    ``file:row`` (Parquet) and the field. A JSONL column that only later records have is
+    kept (empty in the records without it)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -116,54 +119,89 @@ def read_corpus(path: str | os.PathLike):
         if not files:
             raise CorpusError(f"{path}: no .parquet files in this folder")
         tables = [pq.read_table(f) for f in files]
-        places = [f"{f}:row {n}" for f, t in zip(files, tables, strict=True)
-                  for n in range(1, t.num_rows + 1)]
+        firsts = list(itertools.accumulate((t.num_rows for t in tables), initial=0))
+
+        def place(index: int) -> str:
+            k = bisect.bisect_right(firsts, index) - 1
+            return f"{files[k]}:row {index - firsts[k] + 1}"
+
         table = pa.concat_tables(tables, promote_options="default")
         ids = table.column("id").to_pylist() if "id" in table.column_names else None
         texts = (table.column("source_text").to_pylist()
                  if "source_text" in table.column_names else None)
     else:
-        try:
-            lines = read_jsonl_lines(path)
-        except DatasetError as exc:
-            raise CorpusError(str(exc)) from None
-        places = [f"{path}:{lineno}" for lineno, _ in lines]
-        rows = [record for _, record in lines]
-        ids = [r.get("id") for r in rows]
-        texts = [r.get("source_text") for r in rows]
-        for place, record in zip(places, rows, strict=True):
-            _check_record(place, record.get("id"), record.get("source_text"),
-                          has_id="id" in record, has_text="source_text" in record)
-        try:
-            table = pa.Table.from_pylist(rows)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            raise CorpusError(f"{path}: the records' other columns do not have one type per "
-                              "column (a column holds, e.g., numbers in some records and "
-                              "text in others)") from None
+        # Hundreds of thousands of small dicts: the cyclic garbage collector would walk them
+        # again and again while they are built (none of them forms a cycle).
+        with _gc_paused():
+            try:
+                lines = read_jsonl_lines(path)
+            except DatasetError as exc:
+                raise CorpusError(str(exc)) from None
+
+            def place(index: int) -> str:
+                return f"{path}:{lines[index][0]}"
+
+            rows = [record for _, record in lines]
+            for index, record in enumerate(rows):  # the first bad record in file order
+                if "id" not in record or "source_text" not in record:
+                    missing = "id" if "id" not in record else "source_text"
+                    raise CorpusError(f"{place(index)}: the record has no field '{missing}'")
+                problem = _record_problem(record["id"], record["source_text"])
+                if problem:
+                    raise CorpusError(f"{place(index)}: {problem}")
+            ids = [r["id"] for r in rows]
+            texts = [r["source_text"] for r in rows]
+            # Every key of every record, in order of first appearance (`from_pylist` would
+            # keep only the first record's keys).
+            names = dict.fromkeys(rows[0]) if rows else {}
+            for record in rows:
+                if record.keys() != names.keys():
+                    names.update(dict.fromkeys(record))
+            try:
+                table = pa.Table.from_pydict({name: [r.get(name) for r in rows]
+                                              for name in names})
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                raise CorpusError(f"{path}: the records' other columns do not have one type "
+                                  "per column (a column holds, e.g., numbers in some records "
+                                  "and text in others)") from None
     if ids is None or texts is None:
         missing = "id" if ids is None else "source_text"
         raise CorpusError(f"{path}: the corpus has no '{missing}' column")
-    seen: dict[str, str] = {}
-    for place, record_id, text in zip(places, ids, texts, strict=True):
-        _check_record(place, record_id, text)
-        if record_id in seen:
-            raise CorpusError(f"{place}: field 'id' repeats the id of {seen[record_id]}")
-        seen[record_id] = place
+    for index, (record_id, text) in enumerate(zip(ids, texts, strict=True)):
+        problem = _record_problem(record_id, text)
+        if problem:
+            raise CorpusError(f"{place(index)}: {problem}")
+    if len(set(ids)) != len(ids):  # find the first repeat only when there is one
+        seen: dict[str, int] = {}
+        for index, record_id in enumerate(ids):
+            if record_id in seen:
+                raise CorpusError(f"{place(index)}: field 'id' repeats the id of "
+                                  f"{place(seen[record_id])}")
+            seen[record_id] = index
     if not table.num_rows:
         raise CorpusError(f"{path}: the corpus holds no records")
     return table.replace_schema_metadata(None).combine_chunks()
 
 
-def _check_record(place: str, record_id: Any, text: Any, *, has_id: bool = True,
-                  has_text: bool = True) -> None:
-    if not has_id:
-        raise CorpusError(f"{place}: the record has no field 'id'")
-    if not has_text:
-        raise CorpusError(f"{place}: the record has no field 'source_text'")
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (reference counting still frees everything)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _record_problem(record_id: Any, text: Any) -> str | None:
+    """What is wrong with a record's ``id`` or ``source_text`` (None when nothing is)."""
     if not isinstance(record_id, str) or not record_id:
-        raise CorpusError(f"{place}: field 'id' must be a nonempty string")
+        return "field 'id' must be a nonempty string"
     if not isinstance(text, str):
-        raise CorpusError(f"{place}: field 'source_text' must be a string")
+        return "field 'source_text' must be a string"
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -204,8 +242,11 @@ class MaskBatch:
     """Detect and mask one batch of documents: the callable class of ``map_batches``.
 
     Built once per worker (a Ray actor, or the local process): a model detector loads its
-    model here, once. Called with ``{"_row", "id", "source_text"}`` columns, it returns
-    ``{"_row", "masked_text", "mapping", "spans"}`` (the mapping as sorted JSON text).
+    model here, once. Called with a ``pyarrow.Table`` (or a mapping of columns) holding
+    ``_row`` and ``source_text``, it returns a ``pyarrow.Table`` with ``_row``,
+    ``masked_text``, ``mapping`` (the mapping as sorted JSON text) and ``spans`` (how many
+    spans were masked). Arrow in and out: Ray moves the batches between processes without
+    turning every string into a Python object on the way.
     """
 
     def __init__(self, detector: str = "rules", *, model_batch_size: int = 16,
@@ -218,20 +259,26 @@ class MaskBatch:
         else:
             self._detect = _model_detector(detector, model_batch_size, max_new_tokens, threads)
 
-    def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-        import numpy as np
+    def __call__(self, batch) -> Any:
+        import pyarrow as pa
 
-        texts = [str(t) for t in batch["source_text"]]
+        texts = _column(batch, "source_text")
         masked, mappings, spans = [], [], []
         for text, candidates in zip(texts, self._detect(texts), strict=True):
             result = mask_text(text, candidates)
             masked.append(result.masked_text)
             mappings.append(_json(result.mapping))
             spans.append(len(result.spans))
-        return {"_row": np.asarray(batch["_row"], dtype=np.int64),
-                "masked_text": np.asarray(masked, dtype=object),
-                "mapping": np.asarray(mappings, dtype=object),
-                "spans": np.asarray(spans, dtype=np.int64)}
+        return pa.table({"_row": pa.array(_column(batch, "_row"), pa.int64()),
+                         "masked_text": pa.array(masked, pa.string()),
+                         "mapping": pa.array(mappings, pa.string()),
+                         "spans": pa.array(spans, pa.int64())})
+
+
+def _column(batch, name: str) -> list:
+    """A column of a ``pyarrow.Table`` or of a mapping of columns, as a Python list."""
+    column = batch[name]
+    return column.to_pylist() if hasattr(column, "to_pylist") else list(column)
 
 
 def _model_detector(name: str, batch_size: int, max_new_tokens: int, threads: int | None):
@@ -263,15 +310,20 @@ def _json(obj: Any) -> str:
 # ---------------------------------------------------------------------------
 
 
+def _light_table(table):
+    """The columns the workers need: the row number, the id and the text."""
+    import pyarrow as pa
+
+    return pa.table({"_row": pa.array(range(table.num_rows), pa.int64()),
+                     "id": table.column("id"), "source_text": table.column("source_text")})
+
+
 def _local_batches(table, detector: str, batch_size: int, options: Mapping[str, Any],
-                   ) -> Iterator[dict[str, Any]]:
+                   ) -> Iterator[Any]:
     fn = MaskBatch(detector, **options)
-    rows = list(range(table.num_rows))
-    texts = table.column("source_text").to_pylist()
-    ids = table.column("id").to_pylist()
-    for start in range(0, len(rows), batch_size):
-        part = slice(start, start + batch_size)
-        yield fn({"_row": rows[part], "id": ids[part], "source_text": texts[part]})
+    light = _light_table(table)
+    for start in range(0, table.num_rows, batch_size):
+        yield fn(light.slice(start, batch_size))
 
 
 def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> None:
@@ -301,24 +353,21 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
 
 def _ray_batches(table, detector: str, batch_size: int, options: Mapping[str, Any], *,
                  workers: int, blocks: int, address: str | None,
-                 ) -> Iterator[dict[str, Any]]:
-    import pyarrow as pa
-
+                 ) -> Iterator[Any]:
     start_ray(address)
     import ray
 
-    light = pa.table({"_row": pa.array(range(table.num_rows), pa.int64()),
-                      "id": table.column("id"), "source_text": table.column("source_text")})
+    light = _light_table(table)
     blocks = max(1, min(blocks, table.num_rows))
     edges = [round(k * table.num_rows / blocks) for k in range(blocks + 1)]
     ds = ray.data.from_arrow([light.slice(a, b - a) for a, b in itertools.pairwise(edges)
                               if b > a])
     ds = ds.map_batches(
         MaskBatch, fn_constructor_args=(detector,), fn_constructor_kwargs=dict(options),
-        batch_size=batch_size, batch_format="numpy", concurrency=workers, num_cpus=1)
+        batch_size=batch_size, batch_format="pyarrow", concurrency=workers, num_cpus=1)
     # Ray Data's actor pools restart a dead actor and retry its batches (max_restarts and
     # max_task_retries default to -1 there); the caller keeps one result per row.
-    yield from ds.iter_batches(batch_size=None, batch_format="numpy")
+    yield from ds.iter_batches(batch_size=None, batch_format="pyarrow")
 
 
 # ---------------------------------------------------------------------------
@@ -353,31 +402,84 @@ def _write_private(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def _write_partition(stage: Path, number: int, table, rows: Sequence[int],
-                     results: Mapping[int, tuple[str, str]]) -> tuple[dict, dict]:
+def _write_partition(stage: Path, number: int, table, start: int, stop: int,
+                     results: Callable[[int, int], tuple[Any, Any]]) -> tuple[dict, dict]:
+    """Write rows ``start:stop`` of the corpus: their masked Parquet file and their mapping
+    file. ``results(start, stop)`` gives their masked texts and mappings (`_Results`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     kept = [c for c in table.column_names if c not in ("id", "source_text", "masked_text")]
-    index = pa.array(rows, pa.int64())
-    columns = {"id": table.column("id").take(index),
-               "masked_text": pa.array([results[r][0] for r in rows], pa.string())}
+    rows = table.slice(start, stop - start)
+    masked, mappings = results(start, stop)
+    columns = {"id": rows.column("id"), "masked_text": masked}
     for name in kept:
-        columns[name] = table.column(name).take(index)
+        columns[name] = rows.column(name)
     # One chunk per column: the bytes must not depend on how the input was chunked.
     part = pa.table(columns).combine_chunks()
     name = f"part-{number:05d}"
     masked_path = stage / MASKED_DIR / f"{name}.parquet"
     pq.write_table(part, masked_path, **PARQUET_OPTIONS)
-    ids = table.column("id").take(index).to_pylist()
-    lines = "".join(f'{{"id":{_json(i)},"mapping":{results[r][1]}}}\n'
-                    for i, r in zip(ids, rows, strict=True))
+    lines = "".join(f'{{"id":{_json(i)},"mapping":{m}}}\n'
+                    for i, m in zip(rows.column("id").to_pylist(),
+                                    mappings.to_pylist(),
+                                    strict=True))
     mapping_path = stage / MAPPINGS_DIR / f"{name}.jsonl"
     _write_private(mapping_path, lines.encode("utf-8"))
-    return ({"file": f"{MASKED_DIR}/{name}.parquet", "records": len(rows),
+    return ({"file": f"{MASKED_DIR}/{name}.parquet", "records": stop - start,
              "sha256": _sha256(masked_path), "sensitive": False},
-            {"file": f"{MAPPINGS_DIR}/{name}.jsonl", "records": len(rows),
+            {"file": f"{MAPPINGS_DIR}/{name}.jsonl", "records": stop - start,
              "sha256": _sha256(mapping_path), "sensitive": True, "mode": "0600"})
+
+
+class _Results:
+    """The workers' result batches, one copy of each row (a retried batch can deliver rows
+    twice), put back in row order at the end."""
+
+    def __init__(self, total: int):
+        import numpy as np
+
+        self.total = total
+        self.received = np.zeros(total, dtype=bool)
+        self.done = 0
+        self.spans = 0
+        self.parts: list[Any] = []
+
+    def add(self, batch) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        rows = batch.column("_row").to_numpy()
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.total):
+            raise CorpusError("a worker returned a row number outside the corpus")
+        new = ~self.received[rows]
+        if not new.all():  # a retried batch delivered twice: keep one copy
+            batch = batch.filter(pa.array(new))
+            rows = rows[new]
+        self.received[rows] = True
+        self.done += len(rows)
+        self.spans += int(np.asarray(batch.column("spans")).sum()) if len(rows) else 0
+        self.parts.append(batch)
+
+    def in_order(self) -> Callable[[int, int], tuple[Any, Any]]:
+        """A function of ``(start, stop)`` giving the ``masked_text`` and ``mapping`` of rows
+        ``start:stop`` (Arrow arrays, in row order); every row must have come back. Each
+        call gathers only its own rows, so no column ever holds the whole corpus in one
+        array."""
+        import pyarrow as pa
+
+        if self.done != self.total or not self.received.all():
+            raise CorpusError(f"{self.done} of {self.total} records came back from the "
+                              "workers; nothing was published")
+        results = pa.concat_tables(self.parts)
+        self.parts = []
+        order = pa.array(results.column("_row").to_numpy().argsort(kind="stable"))
+
+        def rows(start: int, stop: int) -> tuple[Any, Any]:
+            part = results.take(order.slice(start, stop - start)).combine_chunks()
+            return part.column("masked_text"), part.column("mapping")
+
+        return rows
 
 
 @contextlib.contextmanager
@@ -433,33 +535,25 @@ def mask_corpus(input_path: str | os.PathLike, out_dir: str | os.PathLike, *,
         from tqdm.auto import tqdm
 
         bar = tqdm(total=total, desc="masking", unit="rec")
-    results: dict[int, tuple[str, str]] = {}
-    spans = 0
+    results = _Results(total)
     with _staging(out_dir) as stage:
         for batch in batches:
-            for row, masked, mapping, n in zip(batch["_row"], batch["masked_text"],
-                                               batch["mapping"], batch["spans"], strict=True):
-                row = int(row)
-                if row in results:  # a retried batch delivered twice: keep one copy
-                    continue
-                results[row] = (str(masked), str(mapping))
-                spans += int(n)
+            results.add(batch)
             if bar is not None:
-                bar.n = len(results)
+                bar.n = results.done
                 bar.refresh()
             if on_progress is not None:
-                on_progress(len(results), total)
+                on_progress(results.done, total)
         if bar is not None:
             bar.close()
-        if len(results) != total or set(results) != set(range(total)):
-            raise CorpusError(f"{len(results)} of {total} records came back from the "
-                              "workers; nothing was published")
+        in_order = results.in_order()
+        spans = results.spans
         (stage / MASKED_DIR).mkdir()
         (stage / MAPPINGS_DIR).mkdir(mode=0o700)
         masked_files, mapping_files = [], []
         for number, start in enumerate(range(0, total, rows_per_file)):
-            rows = range(start, min(start + rows_per_file, total))
-            masked_entry, mapping_entry = _write_partition(stage, number, table, rows, results)
+            masked_entry, mapping_entry = _write_partition(
+                stage, number, table, start, min(start + rows_per_file, total), in_order)
             masked_files.append(masked_entry)
             mapping_files.append(mapping_entry)
         seconds = time.perf_counter() - t0
@@ -592,3 +686,4 @@ def iter_masked(out_dir: str | os.PathLike) -> Iterable[dict[str, Any]]:
     manifest = json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8"))
     for entry in manifest["masked"]:
         yield from pq.read_table(Path(out_dir) / entry["file"]).to_pylist()
+

@@ -130,6 +130,20 @@ def test_a_bad_record_is_named_by_line_and_field_never_by_value(records, tmp_pat
         read_corpus(dup)
 
 
+def test_a_column_that_only_later_records_have_is_kept(records, tmp_path):
+    first, second = dict(records[0]), dict(records[1], priority=3)
+    del first["ticket"]  # the first record lacks a column the second one has
+    path = tmp_path / "uneven.jsonl"
+    path.write_bytes(split_bytes([first, second]))
+    table = read_corpus(path)
+    assert table.column("ticket").to_pylist() == [None, 1]
+    assert table.column("priority").to_pylist() == [None, 3]
+    out = tmp_path / "out"
+    mask_corpus(path, out)
+    masked, _ = _read_back(out)
+    assert [row["priority"] for row in masked] == [None, 3]
+
+
 def test_an_interrupted_run_leaves_no_output_that_looks_complete(corpus_file, tmp_path):
     out = tmp_path / "out"
 
