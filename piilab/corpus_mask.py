@@ -126,9 +126,15 @@ def read_corpus(path: str | os.PathLike):
             return f"{files[k]}:row {index - firsts[k] + 1}"
 
         table = pa.concat_tables(tables, promote_options="default")
-        ids = table.column("id").to_pylist() if "id" in table.column_names else None
-        texts = (table.column("source_text").to_pylist()
-                 if "source_text" in table.column_names else None)
+        for name in ("id", "source_text"):
+            if name not in table.column_names:
+                raise CorpusError(f"{path}: the corpus has no '{name}' column")
+        ids = table.column("id").to_pylist()
+        texts = table.column("source_text").to_pylist()
+        for index, (record_id, text) in enumerate(zip(ids, texts, strict=True)):
+            problem = _record_problem(record_id, text)
+            if problem:
+                raise CorpusError(f"{place(index)}: {problem}")
     else:
         # Hundreds of thousands of small dicts: the cyclic garbage collector would walk them
         # again and again while they are built (none of them forms a cycle).
@@ -149,8 +155,7 @@ def read_corpus(path: str | os.PathLike):
                 problem = _record_problem(record["id"], record["source_text"])
                 if problem:
                     raise CorpusError(f"{place(index)}: {problem}")
-            ids = [r["id"] for r in rows]
-            texts = [r["source_text"] for r in rows]
+            ids = [r["id"] for r in rows]  # (each record's fields are checked above)
             # Every key of every record, in order of first appearance (`from_pylist` would
             # keep only the first record's keys).
             names = dict.fromkeys(rows[0]) if rows else {}
@@ -164,13 +169,6 @@ def read_corpus(path: str | os.PathLike):
                 raise CorpusError(f"{path}: the records' other columns do not have one type "
                                   "per column (a column holds, e.g., numbers in some records "
                                   "and text in others)") from None
-    if ids is None or texts is None:
-        missing = "id" if ids is None else "source_text"
-        raise CorpusError(f"{path}: the corpus has no '{missing}' column")
-    for index, (record_id, text) in enumerate(zip(ids, texts, strict=True)):
-        problem = _record_problem(record_id, text)
-        if problem:
-            raise CorpusError(f"{place(index)}: {problem}")
     if len(set(ids)) != len(ids):  # find the first repeat only when there is one
         seen: dict[str, int] = {}
         for index, record_id in enumerate(ids):
@@ -458,7 +456,7 @@ class _Results:
             rows = rows[new]
         self.received[rows] = True
         self.done += len(rows)
-        self.spans += int(np.asarray(batch.column("spans")).sum()) if len(rows) else 0
+        self.spans += int(np.asarray(batch.column("spans")).sum())
         self.parts.append(batch)
 
     def in_order(self) -> Callable[[int, int], tuple[Any, Any]]:
@@ -468,7 +466,7 @@ class _Results:
         array."""
         import pyarrow as pa
 
-        if self.done != self.total or not self.received.all():
+        if self.done != self.total:  # `done` counts distinct rows only
             raise CorpusError(f"{self.done} of {self.total} records came back from the "
                               "workers; nothing was published")
         results = pa.concat_tables(self.parts)
@@ -686,4 +684,3 @@ def iter_masked(out_dir: str | os.PathLike) -> Iterable[dict[str, Any]]:
     manifest = json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8"))
     for entry in manifest["masked"]:
         yield from pq.read_table(Path(out_dir) / entry["file"]).to_pylist()
-
