@@ -54,6 +54,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import time
@@ -102,16 +103,104 @@ class CorpusError(PiilabError):
 # ---------------------------------------------------------------------------
 
 
+#: Byte patterns that send a JSONL file to the Python reader, because Arrow's JSON reader
+#: would read them differently: a UTF-8 byte-order mark (Python rejects it), a surrogate
+#: escape (Python rejects a lone one; Arrow's reading of them is not checked here), and a
+#: run of 19 or more digits (an integer beyond int64, which Arrow turns into a float).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # for translate
+
+
+def _arrow_json_unsafe(data: bytes) -> bool:
+    """Whether `data` holds a byte pattern the Arrow JSON reader reads differently (above).
+    Plain substring tests: a regular expression over the whole file costs seconds."""
+    return (b"\xef\xbb\xbf" in data
+            or (b"\\u" in data and _SURROGATE_ESCAPE.search(data) is not None)
+            or b"0" * 19 in data.translate(_DIGITS_AS_ZERO))
+
+
+#: Nesting deeper than this (in the inferred schema) also goes to the Python reader, whose
+#: limit on nesting is its own.
+_ARROW_JSON_MAX_DEPTH = 64
+
+
+def _plain_json_type(data_type, depth: int = 0) -> bool:
+    """Whether `data_type` is one Python's JSON values give too: no timestamp or date
+    (Arrow reads some strings as timestamps), nested at most ``_ARROW_JSON_MAX_DEPTH``."""
+    import pyarrow as pa
+
+    if depth > _ARROW_JSON_MAX_DEPTH or pa.types.is_temporal(data_type):
+        return False
+    if pa.types.is_struct(data_type):
+        return all(_plain_json_type(data_type.field(k).type, depth + 1)
+                   for k in range(data_type.num_fields))
+    if pa.types.is_list(data_type):
+        return _plain_json_type(data_type.value_type, depth + 1)
+    return True
+
+
+def _read_jsonl_arrow(path: Path):
+    """The JSONL corpus at `path` read by Arrow's JSON reader (compiled and multithreaded),
+    or None when the file is not one whose table is known to equal the Python reader's.
+
+    None is returned, and the caller reads the file again in Python (which names the line
+    of any problem), when the file is not UTF-8, holds a pattern `_arrow_json_unsafe`
+    finds, fails Arrow's reader or builds an invalid array, gives a row count other than
+    its number of nonblank lines (two objects on one line, a lone carriage return), has a
+    timestamp or very deep type, or holds any record with a bad or repeated ``id`` or a
+    bad ``source_text``. Otherwise the table is the one the Python reader builds
+    (tests/test_corpus.py compares the two on each of these cases and on random records).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pa_json
+
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if _arrow_json_unsafe(data):
+        return None
+    try:
+        table = pa_json.read_json(pa.BufferReader(data))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    lines = sum(1 for line in data.split(b"\n") if line.strip())
+    if not table.num_rows or table.num_rows != lines:
+        return None
+    if not all(_plain_json_type(f.type) for f in table.schema):
+        return None
+    try:  # the reader can build an invalid array (lists of nulls, pyarrow 26)
+        table.validate(full=True)
+    except pa.ArrowInvalid:
+        return None
+    names = table.column_names
+    if "id" not in names or "source_text" not in names:
+        return None
+    ids, texts = table.column("id"), table.column("source_text")
+    if not (pa.types.is_string(ids.type) and pa.types.is_string(texts.type)):
+        return None
+    if ids.null_count or texts.null_count or pc.any(pc.equal(pc.utf8_length(ids), 0)).as_py():
+        return None
+    if pc.count_distinct(ids).as_py() != table.num_rows:
+        return None
+    return table
+
+
 def read_corpus(path: str | os.PathLike):
     """The corpus at `path` as a ``pyarrow.Table`` (JSONL file, Parquet file or a folder of
     Parquet files), checked: every record has a string ``id``, unique, and a string
     ``source_text``. A bad record raises `CorpusError` naming ``file:line`` (JSONL) or
     ``file:row`` (Parquet) and the field. A JSONL column that only later records have is
-    kept (empty in the records without it)."""
+    kept (empty in the records without it).
+
+    A JSONL file is read by Arrow's JSON reader when `_read_jsonl_arrow` can vouch that the
+    table is the one Python's reader gives (nearly every corpus: it is many times faster),
+    else record by record in Python (`_read_jsonl_python`), which names the line of any
+    problem."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from piilab.dataset import DatasetError, read_jsonl_lines
 
     path = Path(path)
     if path.is_dir() or path.suffix.lower() in {".parquet", ".pq"}:
@@ -136,39 +225,10 @@ def read_corpus(path: str | os.PathLike):
             if problem:
                 raise CorpusError(f"{place(index)}: {problem}")
     else:
-        # Hundreds of thousands of small dicts: the cyclic garbage collector would walk them
-        # again and again while they are built (none of them forms a cycle).
-        with _gc_paused():
-            try:
-                lines = read_jsonl_lines(path)
-            except DatasetError as exc:
-                raise CorpusError(str(exc)) from None
-
-            def place(index: int) -> str:
-                return f"{path}:{lines[index][0]}"
-
-            rows = [record for _, record in lines]
-            for index, record in enumerate(rows):  # the first bad record in file order
-                if "id" not in record or "source_text" not in record:
-                    missing = "id" if "id" not in record else "source_text"
-                    raise CorpusError(f"{place(index)}: the record has no field '{missing}'")
-                problem = _record_problem(record["id"], record["source_text"])
-                if problem:
-                    raise CorpusError(f"{place(index)}: {problem}")
-            ids = [r["id"] for r in rows]  # (each record's fields are checked above)
-            # Every key of every record, in order of first appearance (`from_pylist` would
-            # keep only the first record's keys).
-            names = dict.fromkeys(rows[0]) if rows else {}
-            for record in rows:
-                if record.keys() != names.keys():
-                    names.update(dict.fromkeys(record))
-            try:
-                table = pa.Table.from_pydict({name: [r.get(name) for r in rows]
-                                              for name in names})
-            except (pa.ArrowInvalid, pa.ArrowTypeError):
-                raise CorpusError(f"{path}: the records' other columns do not have one type "
-                                  "per column (a column holds, e.g., numbers in some records "
-                                  "and text in others)") from None
+        table = _read_jsonl_arrow(path)
+        if table is not None:  # checked there: every id and text is good, no id repeats
+            return table.replace_schema_metadata(None).combine_chunks()
+        table, ids, place = _read_jsonl_python(path)
     if len(set(ids)) != len(ids):  # find the first repeat only when there is one
         seen: dict[str, int] = {}
         for index, record_id in enumerate(ids):
@@ -179,6 +239,53 @@ def read_corpus(path: str | os.PathLike):
     if not table.num_rows:
         raise CorpusError(f"{path}: the corpus holds no records")
     return table.replace_schema_metadata(None).combine_chunks()
+
+
+def _read_jsonl_python(path: Path):
+    """The JSONL corpus at `path` read record by record in Python: the table, the ids, and
+    ``place(index)`` (``file:line``). The first bad record in file order raises
+    `CorpusError` naming its line and field."""
+    import pyarrow as pa
+
+    from piilab.dataset import DatasetError, read_jsonl_lines
+
+    # Hundreds of thousands of small dicts: the cyclic garbage collector would walk them
+    # again and again while they are built (none of them forms a cycle).
+    with _gc_paused():
+        try:
+            lines = read_jsonl_lines(path)
+        except DatasetError as exc:
+            raise CorpusError(str(exc)) from None
+
+        def place(index: int) -> str:
+            return f"{path}:{lines[index][0]}"
+
+        rows = [record for _, record in lines]
+        for index, record in enumerate(rows):  # the first bad record in file order
+            if "id" not in record or "source_text" not in record:
+                missing = "id" if "id" not in record else "source_text"
+                raise CorpusError(f"{place(index)}: the record has no field '{missing}'")
+            problem = _record_problem(record["id"], record["source_text"])
+            if problem:
+                raise CorpusError(f"{place(index)}: {problem}")
+        ids = [r["id"] for r in rows]  # (each record's fields are checked above)
+        # Every key of every record, in order of first appearance (`from_pylist` would
+        # keep only the first record's keys).
+        names = dict.fromkeys(rows[0]) if rows else {}
+        for record in rows:
+            if record.keys() != names.keys():
+                names.update(dict.fromkeys(record))
+        try:
+            table = pa.Table.from_pydict({name: [r.get(name) for r in rows]
+                                          for name in names})
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            raise CorpusError(f"{path}: the records' other columns do not have one type "
+                              "per column (a column holds, e.g., numbers in some records "
+                              "and text in others)") from None
+        except OverflowError:
+            raise CorpusError(f"{path}: a whole number in the records' other columns does "
+                              "not fit in 64 bits") from None
+    return table, ids, place
 
 
 @contextlib.contextmanager

@@ -144,6 +144,131 @@ def test_a_column_that_only_later_records_have_is_kept(records, tmp_path):
     assert [row["priority"] for row in masked] == [None, 3]
 
 
+# --- the Arrow JSONL reader: the Python reader's table, or it steps aside -------------------
+
+_ARROW_CASES = {
+    # read by Arrow (the fast path must take these)
+    "plain": (b'{"id":"a","source_text":"x","n":1}\n{"id":"b","source_text":"y","n":2}\n', True),
+    "keys in any order": (b'{"source_text":"x","id":"a","z":1}\n'
+                          b'{"id":"b","source_text":"y","a":2}\n', True),
+    "int then float": (b'{"id":"a","source_text":"x","n":1}\n'
+                       b'{"id":"b","source_text":"y","n":2.5}\n', True),
+    "struct keys differ": (b'{"id":"a","source_text":"x","s":{"q":1}}\n'
+                           b'{"id":"b","source_text":"y","s":{"p":"t"}}\n', True),
+    "blank lines and CRLF": (b'{"id":"a","source_text":"x"}\r\n\n   \n{"id":"b","source_text":"y"}',
+                             True),
+    "escapes": (b'{"id":"a","source_text":"\\u00e9\\/\\"\\\\\\b\\f\\n\\r\\t"}\n', True),
+    "lists, nulls, bools": (b'{"id":"a","source_text":"x","l":[],"m":null,"b":true,"f":[1,2.5]}\n',
+                            True),
+    "time of day": (b'{"id":"a","source_text":"x","t":"12:00:00"}\n', True),
+    # left to the Python reader
+    "a date-time string": (b'{"id":"a","source_text":"x","t":"2020-01-01 10:00"}\n', False),
+    "a nested date string": (b'{"id":"a","source_text":"x","s":{"t":"2020-01-01"}}\n', False),
+    "a big integer": (b'{"id":"a","source_text":"x","n":123456789012345678901234}\n', False),
+    "a lone surrogate": (b'{"id":"a","source_text":"\\ud800"}\n', False),
+    "a surrogate pair": (b'{"id":"a","source_text":"\\ud83d\\ude00"}\n', False),
+    "not UTF-8": (b'{"id":"a","source_text":"\xff"}\n', False),
+    "a byte-order mark": (b'\xef\xbb\xbf{"id":"a","source_text":"x"}\n', False),
+    "two objects on a line": (b'{"id":"a","source_text":"x"}{"id":"b","source_text":"y"}\n', False),
+    "a lone carriage return": (b'{"id":"a","source_text":"x"}\r{"id":"b","source_text":"y"}\n',
+                               False),
+    "a repeated key": (b'{"id":"a","source_text":"x","id":"c"}\n', False),
+    "a null line": (b'{"id":"a","source_text":"x"}\nnull\n', False),
+    "a number line": (b'{"id":"a","source_text":"x"}\n1\n', False),
+    "a raw tab in a string": (b'{"id":"a","source_text":"x\ty"}\n', False),
+    "too large for a float": (b'{"id":"a","source_text":"x","f":1e400}\n', False),
+    "a missing text": (b'{"id":"a","source_text":"x"}\n{"id":"b"}\n', False),
+    "an empty id": (b'{"id":"","source_text":"x"}\n', False),
+    "a numeric id": (b'{"id":7,"source_text":"x"}\n', False),
+    "a repeated id": (b'{"id":"a","source_text":"x"}\n{"id":"a","source_text":"y"}\n', False),
+    "mixed types": (b'{"id":"a","source_text":"x","l":true}\n{"id":"b","source_text":"x","l":1}\n',
+                    False),
+    "deep nesting": (b'{"id":"a","source_text":"x","n":' + b"[" * 100 + b"]" * 100 + b"}\n", False),
+    "empty": (b"\n", False),
+}
+
+
+def _python_reading(path, monkeypatch):
+    """What read_corpus gives with the Python reader only: the table, or the CorpusError."""
+    from piilab import corpus_mask
+
+    with monkeypatch.context() as patch:
+        patch.setattr(corpus_mask, "_read_jsonl_arrow", lambda path: None)
+        try:
+            return read_corpus(path)
+        except CorpusError as exc:
+            return exc
+
+
+def _same_table(fast, slow) -> bool:
+    """Equal schemas and equal values (repr: NaN equals NaN, -0.0 differs from 0.0)."""
+    fast = fast.replace_schema_metadata(None).combine_chunks()
+    return fast.schema == slow.schema and repr(fast.to_pylist()) == repr(slow.to_pylist())
+
+
+@pytest.mark.parametrize("case", list(_ARROW_CASES))
+def test_arrow_reader_gives_the_python_table_or_steps_aside(case, tmp_path, monkeypatch):
+    from piilab.corpus_mask import _read_jsonl_arrow
+
+    data, taken = _ARROW_CASES[case]
+    path = tmp_path / "case.jsonl"
+    path.write_bytes(data)
+    fast = _read_jsonl_arrow(path)
+    slow = _python_reading(path, monkeypatch)
+    assert (fast is not None) == taken
+    if fast is not None:
+        assert not isinstance(slow, CorpusError) and _same_table(fast, slow)
+    # read_corpus gives what the Python reader gives, table or error
+    try:
+        got = read_corpus(path)
+    except CorpusError as exc:
+        assert isinstance(slow, CorpusError) and str(exc) == str(slow)
+    else:
+        assert not isinstance(slow, CorpusError) and _same_table(got, slow)
+
+
+def test_arrow_reader_reads_the_generated_corpus_as_python_does(corpus_file, monkeypatch):
+    from piilab.corpus_mask import _read_jsonl_arrow
+
+    fast = _read_jsonl_arrow(corpus_file)
+    assert fast is not None  # the ordinary corpus takes the fast path
+    assert _same_table(fast, _python_reading(corpus_file, monkeypatch))
+
+
+def test_arrow_reader_agrees_on_random_records(tmp_path_factory, monkeypatch):
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from piilab.corpus_mask import _read_jsonl_arrow
+
+    scalars = (st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70)
+               | st.floats(allow_nan=True, allow_infinity=True)
+               | st.text(max_size=8)
+               | st.sampled_from(["2020-01-01", "2020-01-01T10:00:00Z", "12:00", "1e5", ""]))
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
+                          | st.dictionaries(st.sampled_from("pqr"), inner, max_size=3),
+                          max_leaves=6)
+    extra = st.dictionaries(st.sampled_from(["n", "s", "t"]), values, max_size=3)
+    folder = tmp_path_factory.mktemp("random")
+
+    @settings(max_examples=150, deadline=None, derandomize=True,
+              suppress_health_check=list(hypothesis.HealthCheck))
+    @given(st.lists(st.tuples(st.text(max_size=6), extra), min_size=1, max_size=5),
+           st.booleans())
+    def check(rows, ascii_only):
+        lines = [json.dumps({"id": f"r{k}", "source_text": text, **more},
+                            ensure_ascii=ascii_only) for k, (text, more) in enumerate(rows)]
+        path = folder / "random.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+        fast = _read_jsonl_arrow(path)
+        if fast is not None:
+            slow = _python_reading(path, monkeypatch)
+            assert not isinstance(slow, CorpusError) and _same_table(fast, slow)
+
+    check()
+
+
 def test_an_interrupted_run_leaves_no_output_that_looks_complete(corpus_file, tmp_path):
     out = tmp_path / "out"
 
