@@ -12,7 +12,10 @@ merge=True)``, as `piilab.corpus_mask` runs it; ``--no-merge`` keeps the adapter
 both sides). It prints new
 tokens/s and documents/s of each, their ratio, and whether every output is identical
 (greedy decoding must not change a single prediction). The goal of issue 24 is >= 4x the
-documents/s of today's `generate` with identical outputs.
+documents/s of today's `generate` with identical outputs. It also times two floors (see
+`floor_seconds`): reading every prompt once with no token generated, which no decoder that
+reads its prompts one at a time can undercut, and one pass per document over its prompt and
+its final answer, what a decoder that guessed every token right would still compute.
 
 The default model is the committed wide adapter (``results/adapters/smollm2-135m-lora-wide``,
 on SmolLM2-135M: run ``piilab fetch-model smollm2-135m`` once). ``--limit N`` takes N
@@ -43,6 +46,36 @@ def spread(records: list, limit: int | None) -> list:
         return records
     step = len(records) / limit
     return [records[int(k * step)] for k in range(limit)]
+
+
+def floor_seconds(model, tokenizer, texts, setting, outputs) -> tuple[float, float]:
+    """Two floors of the time to decode `texts`, in seconds:
+
+    - prefill: every prompt read once (one forward pass each, no token generated), which
+      a decoder that reads its prompts one at a time (as the fast path does) must spend
+      before its first token. The prefix all prompts share is
+      left out (a decoder reads it once), and each prompt's rest is read without it, which
+      is slightly cheaper than after it, so this floor is, if anything, too low;
+    - oracle: one forward pass per document over its prompt's rest and its final answer
+      (`outputs`, with the end-of-turn token), what a speculative decoder that guessed every
+      token right would still compute, one document at a time.
+    """
+    import torch
+
+    from piilab.inference import _common_prefix, _stop_ids, prompt_ids
+
+    ids = [prompt_ids(tokenizer, text, setting) for text in texts]
+    shared = _common_prefix(ids)
+    end = _stop_ids(model, tokenizer)[-1]
+    answers = [[*tokenizer.encode(o, add_special_tokens=False), end] for o in outputs]
+    seconds = []
+    with torch.inference_mode():
+        for extra in ([[] for _ in ids], answers):
+            t0 = time.perf_counter()
+            for row, more in zip(ids, extra, strict=True):
+                model(input_ids=torch.tensor([row[shared:] + more]), logits_to_keep=1)
+            seconds.append(time.perf_counter() - t0)
+    return seconds[0], seconds[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(texts) / after_s:>12.3f} {after.new_tokens / after_s:>7.1f} | "
               f"{before_s / after_s:>5.2f} | "
               f"{'yes' if identical else f'NO ({differing} documents differ)'}", flush=True)
+    prefill_s, oracle_s = floor_seconds(fast_model, tokenizer, texts, loaded.prompt_setting,
+                                        after.outputs)
     digest = hashlib.sha256("\0".join(after.outputs).encode()).hexdigest()[:16]
     best_before = max(rows, key=lambda r: r[1])
     best_after = max(rows, key=lambda r: r[2])
@@ -111,6 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     if at16:
         print(f"after (best) vs today's recorded setting (batch 16, before): "
               f"{best_after[2] / at16[1]:.2f}x (goal >= 4x)")
+        before16 = len(texts) / at16[1]
+        print(f"floors (merged model): prefill alone, one prompt at a time, {prefill_s:.1f} s, "
+              f"so a decoder that reads its prompts so cannot beat "
+              f"{before16 / prefill_s:.2f}x here; prompt and final answer in one "
+              f"pass per document (every token guessed right) {oracle_s:.1f} s, "
+              f"{before16 / oracle_s:.2f}x (batch 16, before: {before16:.1f} s)")
     print(f"outputs identical at every batch size: {'yes' if all_identical else 'NO'} "
           f"(sha256 of the outputs, first 16 hex digits: {digest}); load average now "
           f"{os.getloadavg()[0]:.2f}")
