@@ -152,7 +152,6 @@ def _read_jsonl_arrow(path: Path):
     (tests/test_corpus.py compares the two on each of these cases and on random records).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.json as pa_json
 
     data = path.read_bytes()
@@ -175,17 +174,12 @@ def _read_jsonl_arrow(path: Path):
         table.validate(full=True)
     except pa.ArrowInvalid:
         return None
-    names = table.column_names
-    if "id" not in names or "source_text" not in names:
+    if "id" not in table.column_names or "source_text" not in table.column_names:
         return None
-    ids, texts = table.column("id"), table.column("source_text")
-    if not (pa.types.is_string(ids.type) and pa.types.is_string(texts.type)):
+    ids = table.column("id").to_pylist()
+    if _first_bad_record(ids, table.column("source_text").to_pylist()) is not None:
         return None
-    if ids.null_count or texts.null_count or pc.any(pc.equal(pc.utf8_length(ids), 0)).as_py():
-        return None
-    if pc.count_distinct(ids).as_py() != table.num_rows:
-        return None
-    return table
+    return table if len(set(ids)) == len(ids) else None
 
 
 def read_corpus(path: str | os.PathLike):
@@ -219,11 +213,9 @@ def read_corpus(path: str | os.PathLike):
             if name not in table.column_names:
                 raise CorpusError(f"{path}: the corpus has no '{name}' column")
         ids = table.column("id").to_pylist()
-        texts = table.column("source_text").to_pylist()
-        for index, (record_id, text) in enumerate(zip(ids, texts, strict=True)):
-            problem = _record_problem(record_id, text)
-            if problem:
-                raise CorpusError(f"{place(index)}: {problem}")
+        bad = _first_bad_record(ids, table.column("source_text").to_pylist())
+        if bad is not None:
+            raise CorpusError(f"{place(bad[0])}: {bad[1]}")
     else:
         table = _read_jsonl_arrow(path)
         if table is not None:  # checked there: every id and text is good, no id repeats
@@ -298,6 +290,16 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def _first_bad_record(ids: Sequence[Any], texts: Sequence[Any]) -> tuple[int, str] | None:
+    """The index of the first record whose ``id`` or ``source_text`` is bad, and what is
+    wrong with it (`_record_problem`); None when every record is good."""
+    for index, (record_id, text) in enumerate(zip(ids, texts, strict=True)):
+        problem = _record_problem(record_id, text)
+        if problem:
+            return index, problem
+    return None
 
 
 def _record_problem(record_id: Any, text: Any) -> str | None:

@@ -263,10 +263,13 @@ def test_arrow_reader_agrees_on_random_records(tmp_path_factory, monkeypatch):
         path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
         fast = _read_jsonl_arrow(path)
         if fast is not None:
+            taken.append(len(rows))
             slow = _python_reading(path, monkeypatch)
             assert not isinstance(slow, CorpusError) and _same_table(fast, slow)
 
+    taken: list[int] = []
     check()
+    assert taken, "no random file took the Arrow path: the comparison never ran"
 
 
 def test_an_interrupted_run_leaves_no_output_that_looks_complete(corpus_file, tmp_path):
