@@ -1,15 +1,25 @@
 """Masking a corpus: detect, mask, keep the mappings apart (chapter 10, "Masking a corpus").
 
 `mask_corpus(input_path, out_dir, detector="rules")` reads a JSONL or Parquet corpus
-(records with ``id`` and ``source_text``; every other column is kept), finds the candidates
+(records with ``id`` and ``source_text``; other columns are dropped unless named in
+``keep_columns``, see "What is published" below), finds the candidates
 of each document with a detector (the rule baseline of `piilab.baseline`, or a model
 through `piilab.inference`), masks each document with `piilab.tokenization.mask_text`,
 and writes::
 
     OUT/
-      masked/part-00000.parquet ...    id, masked_text, the other input columns (not source_text)
+      masked/part-00000.parquet ...    id, masked_text, and only the columns named in keep_columns
       mappings/part-00000.jsonl ...    {"id", "mapping"} per record, mode 0600 (sensitive)
       manifest.json                    counts, SHA-256 of every file, which files are sensitive
+
+What is published: only ``masked_text`` is masked. Every other column of the input is
+dropped unless the caller names it in ``keep_columns``, because a column the detector never
+read (``notes``, ``customer_email``, a data set's gold ``entities``) would reach the output
+in clear text. A kept column is copied *unmasked*: the manifest lists it under
+``unmasked_columns``, and the masked files then count as sensitive (mode 0600,
+``"sensitive": true``) like the mappings. Dropped columns are listed by name under
+``dropped_columns``. ``id`` is always kept (it joins a record to its mapping);
+``source_text`` can never be kept, and ``masked_text`` is the output's own column.
 
 The two engines run the same per-batch function (`MaskBatch`):
 
@@ -510,13 +520,15 @@ def _write_private(path: Path, data: bytes) -> None:
 
 
 def _write_partition(stage: Path, number: int, table, start: int, stop: int,
-                     results: Callable[[int, int], tuple[Any, Any]]) -> tuple[dict, dict]:
+                     results: Callable[[int, int], tuple[Any, Any]],
+                     kept: Sequence[str] = ()) -> tuple[dict, dict]:
     """Write rows ``start:stop`` of the corpus: their masked Parquet file and their mapping
-    file. ``results(start, stop)`` gives their masked texts and mappings (`_Results`)."""
+    file. ``results(start, stop)`` gives their masked texts and mappings (`_Results`).
+    `kept` names the input columns copied unmasked: the masked file is then sensitive
+    (mode 0600)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    kept = [c for c in table.column_names if c not in ("id", "source_text", "masked_text")]
     rows = table.slice(start, stop - start)
     masked, mappings = results(start, stop)
     columns = {"id": rows.column("id"), "masked_text": masked}
@@ -526,6 +538,8 @@ def _write_partition(stage: Path, number: int, table, start: int, stop: int,
     part = pa.table(columns).combine_chunks()
     name = f"part-{number:05d}"
     masked_path = stage / MASKED_DIR / f"{name}.parquet"
+    if kept:  # unmasked columns: owner-only from the first byte
+        os.close(os.open(masked_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_MODE))
     pq.write_table(part, masked_path, **PARQUET_OPTIONS)
     lines = "".join(f'{{"id":{_json(i)},"mapping":{m}}}\n'
                     for i, m in zip(rows.column("id").to_pylist(),
@@ -533,8 +547,11 @@ def _write_partition(stage: Path, number: int, table, start: int, stop: int,
                                     strict=True))
     mapping_path = stage / MAPPINGS_DIR / f"{name}.jsonl"
     _write_private(mapping_path, lines.encode("utf-8"))
-    return ({"file": f"{MASKED_DIR}/{name}.parquet", "records": stop - start,
-             "sha256": _sha256(masked_path), "sensitive": False},
+    masked_entry = {"file": f"{MASKED_DIR}/{name}.parquet", "records": stop - start,
+                    "sha256": _sha256(masked_path), "sensitive": bool(kept)}
+    if kept:
+        masked_entry["mode"] = "0600"
+    return (masked_entry,
             {"file": f"{MAPPINGS_DIR}/{name}.jsonl", "records": stop - start,
              "sha256": _sha256(mapping_path), "sensitive": True, "mode": "0600"})
 
@@ -606,13 +623,15 @@ def mask_corpus(input_path: str | os.PathLike, out_dir: str | os.PathLike, *,
                 workers: int = 1, blocks: int | None = None, address: str | None = None,
                 rows_per_file: int = DEFAULT_ROWS_PER_FILE, model_batch_size: int = 16,
                 max_new_tokens: int = 128, threads: int | None = None,
-                progress: bool = False,
+                keep_columns: Sequence[str] = (), progress: bool = False,
                 on_progress: Callable[[int, int], None] | None = None,
                 tracker=None) -> CorpusResult:
     """Mask the corpus at `input_path` into the new folder `out_dir` (see the module
     docstring). `batch_size` documents go to the detector at a time; with
     ``engine="ray"``, `workers` actors run it over `blocks` blocks (default: 2 per
-    worker). `on_progress(done, total)` is called after every batch; `tracker` (a
+    worker). `keep_columns` names input columns to copy, unmasked, beside ``masked_text``
+    (the masked files are then sensitive; every other column is dropped).
+    `on_progress(done, total)` is called after every batch; `tracker` (a
     `piilab.tracking` tracker) gets counts, throughput and the detector's identity."""
     if engine not in ENGINES:
         raise CorpusError(f"engine must be one of {', '.join(ENGINES)}")
@@ -626,8 +645,15 @@ def mask_corpus(input_path: str | os.PathLike, out_dir: str | os.PathLike, *,
                           "never overwritten)")
     if not out_dir.parent.is_dir():
         raise CorpusError(f"{out_dir.parent}: no such folder")
+    keep_columns = _check_keep_columns(keep_columns)
     identity = detector_identity(detector)
     table = read_corpus(input_path)
+    missing = [name for name in keep_columns if name not in table.column_names]
+    if missing:
+        raise CorpusError(f"{input_path}: --keep-column names {len(missing)} column(s) the "
+                          f"corpus does not have: {', '.join(map(repr, missing))}")
+    dropped = [c for c in table.column_names
+               if c not in ("id", "source_text") and c not in keep_columns]
     total = table.num_rows
     options = {"model_batch_size": model_batch_size, "max_new_tokens": max_new_tokens,
                "threads": threads} if detector != "rules" else {}
@@ -660,19 +686,22 @@ def mask_corpus(input_path: str | os.PathLike, out_dir: str | os.PathLike, *,
         masked_files, mapping_files = [], []
         for number, start in enumerate(range(0, total, rows_per_file)):
             masked_entry, mapping_entry = _write_partition(
-                stage, number, table, start, min(start + rows_per_file, total), in_order)
+                stage, number, table, start, min(start + rows_per_file, total), in_order,
+                keep_columns)
             masked_files.append(masked_entry)
             mapping_files.append(mapping_entry)
         seconds = time.perf_counter() - t0
         manifest = {
             "format": FORMAT_VERSION, "piilab_version": __version__, "records": total,
             "spans": spans, "detector": identity,
-            "columns": ["id", "masked_text"] + [c for c in table.column_names
-                                                if c not in ("id", "source_text",
-                                                             "masked_text")],
+            "columns": ["id", "masked_text", *keep_columns],
+            "unmasked_columns": list(keep_columns), "dropped_columns": dropped,
             "masked": masked_files, "mappings": mapping_files,
             "note": ("mappings/ holds every masked value (sensitive, owner-only); masked/ "
-                     "can still hold values the detector missed"),
+                     "can still hold values the detector missed"
+                     + ("; masked/ also holds the unmasked columns listed in "
+                        "unmasked_columns, so it is sensitive (owner-only) too"
+                        if keep_columns else "")),
         }
         # The manifest is written last: a folder without one is not a finished output.
         (stage / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
@@ -687,6 +716,25 @@ def mask_corpus(input_path: str | os.PathLike, out_dir: str | os.PathLike, *,
         tracker.log_metrics({"records": total, "spans": spans, "seconds": seconds,
                              "records_per_second": result.records_per_second})
     return result
+
+
+def _check_keep_columns(names: Sequence[str]) -> tuple[str, ...]:
+    """The columns to keep, checked: strings, no repeats, none of the reserved ones."""
+    if isinstance(names, str):
+        raise TypeError("keep_columns must be a sequence of column names, not one string")
+    names = tuple(names)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise CorpusError("--keep-column: a column name must be a nonempty string")
+    if len(set(names)) != len(names):
+        raise CorpusError("--keep-column: a column is named twice")
+    if "source_text" in names:
+        raise CorpusError("--keep-column: source_text is never published (it is the text "
+                          "being masked)")
+    if "masked_text" in names:
+        raise CorpusError("--keep-column: masked_text is the output's own column; rename the "
+                          "input column to keep it")
+    return tuple(name for name in names if name != "id")
 
 
 # ---------------------------------------------------------------------------

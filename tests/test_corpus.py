@@ -62,13 +62,13 @@ def local_out(corpus_file, tmp_path_factory):
     return out
 
 
-def test_local_output_keeps_columns_restores_every_record_and_verifies(local_out, records):
+def test_local_output_drops_other_columns_restores_every_record_and_verifies(local_out,
+                                                                            records):
     masked, mappings = _read_back(local_out)
     assert [r["id"] for r in masked] == [r["id"] for r in records]
     assert [m["id"] for m in mappings] == [r["id"] for r in records]
-    assert "source_text" not in masked[0]
-    assert [r["ticket"] for r in masked] == [r["ticket"] for r in records]  # kept
-    assert masked[0]["entities"] == records[0]["entities"]  # nested columns kept as well
+    # Only id and masked_text are published: the gold columns and ticket are dropped.
+    assert set(masked[0]) == {"id", "masked_text"}
     changed = 0
     for row, mapping, record in zip(masked, mappings, records, strict=True):
         assert reassemble_text(row["masked_text"], mapping["mapping"]) == nfc(record["source_text"])
@@ -78,6 +78,8 @@ def test_local_output_keeps_columns_restores_every_record_and_verifies(local_out
     assert manifest["records"] == 240 and len(manifest["masked"]) == 3  # 100 + 100 + 40
     assert all(e["sensitive"] for e in manifest["mappings"])
     assert not any(e["sensitive"] for e in manifest["masked"])
+    assert manifest["unmasked_columns"] == []
+    assert set(manifest["dropped_columns"]) >= {"ticket", "entities", "target_tsv"}
     assert manifest["detector"]["kind"] == "rules"
     report = verify_corpus(local_out, sample=50)
     assert report.ok and report.records == 240 and report.sampled == 50
@@ -139,9 +141,65 @@ def test_a_column_that_only_later_records_have_is_kept(records, tmp_path):
     assert table.column("ticket").to_pylist() == [None, 1]
     assert table.column("priority").to_pylist() == [None, 3]
     out = tmp_path / "out"
-    mask_corpus(path, out)
+    mask_corpus(path, out, keep_columns=["priority"])
     masked, _ = _read_back(out)
     assert [row["priority"] for row in masked] == [None, 3]
+
+
+def test_no_gold_value_reaches_a_non_sensitive_file(corpus_file, records, tmp_path):
+    """N1: the course's own split, masked with the defaults, publishes no gold value
+    outside the sensitive files (the entities and target_tsv columns are dropped)."""
+    out = tmp_path / "out"
+    mask_corpus(corpus_file, out)
+    manifest = json.loads((out / MANIFEST).read_text())
+    public = b"".join((out / e["file"]).read_bytes() for e in manifest["masked"]
+                      if not e["sensitive"])
+    assert public  # the masked files are public here
+    rows = [row for e in manifest["masked"] for row in pq.read_table(out / e["file"]).to_pylist()]
+    # What the detector missed may stay in masked_text (that is the leak metric's business);
+    # no other column may carry a value.
+    assert {k for row in rows for k in row} == {"id", "masked_text"}
+    assert b"target_tsv" not in public and b"entities" not in public
+
+
+def test_kept_columns_are_listed_and_make_the_masked_files_sensitive(corpus_file, records,
+                                                                     tmp_path):
+    out = tmp_path / "out"
+    mask_corpus(corpus_file, out, keep_columns=["ticket", "entities"], rows_per_file=100)
+    masked, _ = _read_back(out)
+    assert [r["ticket"] for r in masked] == [r["ticket"] for r in records]
+    assert masked[0]["entities"] == records[0]["entities"]  # nested columns kept as well
+    assert "target_tsv" not in masked[0]
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["unmasked_columns"] == ["ticket", "entities"]
+    assert "target_tsv" in manifest["dropped_columns"]
+    for entry in manifest["masked"]:
+        assert entry["sensitive"] and entry["mode"] == "0600"
+        assert (out / entry["file"]).stat().st_mode & 0o777 == 0o600
+    assert verify_corpus(out).ok
+
+
+@pytest.mark.parametrize("names, message", [
+    (["source_text"], "never published"),
+    (["masked_text"], "output's own column"),
+    (["ticket", "ticket"], "named twice"),
+    (["no_such_column"], "does not have"),
+    ([""], "nonempty"),
+])
+def test_keep_columns_are_checked(corpus_file, tmp_path, names, message):
+    with pytest.raises(CorpusError, match=message):
+        mask_corpus(corpus_file, tmp_path / "out", keep_columns=names)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_input_column_named_masked_text_is_listed_as_dropped(records, tmp_path):
+    """N7: the input's own masked_text column is not silently lost: the manifest names it."""
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(split_bytes([dict(r, masked_text="x") for r in records[:3]]))
+    out = tmp_path / "out"
+    mask_corpus(path, out)
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert "masked_text" in manifest["dropped_columns"]
 
 
 # --- the Arrow JSONL reader: the Python reader's table, or it steps aside -------------------

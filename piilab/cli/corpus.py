@@ -3,7 +3,7 @@
     piilab mask-corpus --input PATH --out DIR --detector rules|ADAPTER_OR_ALIAS
                        [--engine local|ray] [--address ADDR] [--batch-size N]
                        [--workers N] [--blocks N] [--rows-per-file N]
-                       [--tracking-uri URI] [--no-progress]
+                       [--keep-column NAME ...] [--tracking-uri URI] [--no-progress]
     piilab verify-corpus DIR [--sample N]
 
 A thin layer over `piilab.corpus_mask`. ``--engine ray`` needs the ``scale`` extra
@@ -40,6 +40,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="records per output partition (default 50,000)")
     p.add_argument("--model-batch-size", type=int, default=16, metavar="N",
                    help="documents per generation batch of a model detector (default 16)")
+    p.add_argument("--keep-column", action="append", default=[], dest="keep_columns",
+                   metavar="NAME",
+                   help="copy this input column, UNMASKED, beside masked_text (repeatable); "
+                        "the masked files then count as sensitive (mode 0600). Without it, "
+                        "every column but id is dropped")
     p.add_argument("--tracking-uri", metavar="URI",
                    help="log counts, throughput and the detector's identity to this MLflow "
                         "store (never text)")
@@ -70,7 +75,8 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
                              batch_size=args.batch_size, workers=args.workers,
                              blocks=args.blocks, address=args.address,
                              rows_per_file=args.rows_per_file or DEFAULT_ROWS_PER_FILE,
-                             model_batch_size=args.model_batch_size, progress=args.progress,
+                             model_batch_size=args.model_batch_size,
+                             keep_columns=args.keep_columns, progress=args.progress,
                              tracker=tracker)
     except CorpusError as exc:
         if tracker is not None:
@@ -82,6 +88,9 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
           f"{result.partitions} partitions in {result.out_dir} "
           f"({result.records_per_second:.0f} records/s, engine {result.engine}); "
           f"mappings in {result.out_dir}/mappings (sensitive, mode 0600)")
+    if args.keep_columns:
+        print(f"piilab mask-corpus: {len(args.keep_columns)} column(s) kept UNMASKED "
+              f"(--keep-column): {result.out_dir}/masked is sensitive too (mode 0600)")
     return 0
 
 
