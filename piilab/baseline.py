@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from piilab.labels import LABELS
 
-__all__ = ["RULES", "Rule", "baseline_output", "extract"]
+__all__ = ["RULES", "Rule", "baseline_output", "extract", "rule_spans"]
 
 
 @dataclass(frozen=True)
@@ -137,31 +137,42 @@ def _finditer(rule: Rule, text: str):
         position = match.end() if match.end() > match.start() else match.end() + 1
 
 
-def extract(text: str) -> list[tuple[str, str]]:
-    """The ``(type, value)`` pairs the rules find, unique, in order of first appearance.
+def rule_spans(text: str) -> list[tuple[int, int, str]]:
+    """The rules' matches as disjoint ``(start, end, label)`` spans, in text order.
 
     Where matches of different rules overlap, the longer one wins and then the
     earlier rule, so a card number is not also reported as a phone number.
 
-    >>> extract("고객 김가상 님, 연락처 010-0123-4567")
-    [('PERSON', '김가상'), ('PHONE', '010-0123-4567')]
+    >>> rule_spans("고객 김가상 님, 연락처 010-0123-4567")
+    [(3, 6, 'PERSON'), (14, 27, 'PHONE')]
     """
-    found: list[tuple[int, int, int, str, str]] = []
+    found: list[tuple[int, int, int, str]] = []
     for order, rule in enumerate(RULES):
         for m in _finditer(rule, text):
             start, end = m.span(rule.group)
             if end > start:
-                found.append((start, -(end - start), order, rule.label, m.group(rule.group)))
+                found.append((start, -(end - start), order, rule.label))
     found.sort()
     # The kept matches are sorted by start and disjoint, so a candidate overlaps one of
     # them exactly when it starts before the end of the last one: one comparison each.
     taken_end = 0
-    pairs: dict[tuple[str, str], None] = {}
-    for start, neg_len, _, label, value in found:
+    spans: list[tuple[int, int, str]] = []
+    for start, neg_len, _, label in found:
         if start < taken_end:
             continue
         taken_end = start - neg_len
-        pairs.setdefault((label, value))
+        spans.append((start, taken_end, label))
+    return spans
+
+
+def extract(text: str) -> list[tuple[str, str]]:
+    """The ``(type, value)`` pairs the rules find, unique, in order of first appearance
+    (the text of each of `rule_spans`).
+
+    >>> extract("고객 김가상 님, 연락처 010-0123-4567")
+    [('PERSON', '김가상'), ('PHONE', '010-0123-4567')]
+    """
+    pairs = {(label, text[start:end]): None for start, end, label in rule_spans(text)}
     return list(pairs)
 
 

@@ -80,8 +80,10 @@ from typing import NamedTuple
 from piilab.errors import PiilabError
 
 __all__ = [
+    "OPERATING_POINTS",
     "OUTSIDE",
     "PREFIXES",
+    "TRANSITIONS",
     "AlignmentError",
     "EntitySpan",
     "Misalignment",
@@ -92,6 +94,7 @@ __all__ = [
     "decoding_repairs",
     "span_scores",
     "spans_to_bioes",
+    "viterbi_decode",
 ]
 
 #: The tag of a token outside every span.
@@ -414,3 +417,137 @@ def span_scores(
     order = given + sorted(label for label in counts if label not in set(given))
     tp, fp, fn = (sum(c[i] for c in counts.values()) for i in range(3))
     return {**_prf(tp, fp, fn), "per_label": {label: _prf(*counts[label]) for label in order}}
+
+
+# ---------------------------------------------------------------------------
+# Constrained Viterbi decoding
+# ---------------------------------------------------------------------------
+
+#: The six transition biases of `viterbi_decode`, added to a path's score each time it
+#: takes that kind of step. Positive values make the step more likely. "Outside" means
+#: ``O``; a span "ends" at an ``E-`` or ``S-`` token.
+TRANSITIONS: tuple[str, ...] = (
+    "stay_outside",      # O -> O
+    "outside_to_start",  # O -> B-X or S-X
+    "continue",          # B-X or I-X -> I-X
+    "end",               # B-X or I-X -> E-X
+    "end_to_outside",    # E-X or S-X -> O
+    "end_to_start",      # E-X or S-X -> B-Y or S-Y
+)
+
+#: Operating points: named sets of transition biases. ``neutral`` adds nothing (the most
+#: likely legal sequence). A classifier's folder may carry its own points, chosen on a
+#: validation split (`piilab.ner.pretrained`); these are the defaults.
+OPERATING_POINTS: dict[str, dict[str, float]] = {
+    "neutral": dict.fromkeys(TRANSITIONS, 0.0),
+}
+
+
+def _biases(point: str | dict[str, float] | None,
+            points: dict[str, dict[str, float]] | None = None) -> dict[str, float]:
+    table = {**OPERATING_POINTS, **(points or {})}
+    if point is None:
+        point = "neutral"
+    if isinstance(point, str):
+        if point not in table:
+            raise ValueError(f"unknown operating point (known: {', '.join(sorted(table))})")
+        point = table[point]
+    unknown = sorted(set(point) - set(TRANSITIONS))
+    if unknown:
+        raise ValueError(f"unknown transition biases {unknown} (known: {', '.join(TRANSITIONS)})")
+    return {name: float(point.get(name, 0.0)) for name in TRANSITIONS}
+
+
+def viterbi_decode(scores: Sequence[Sequence[float]], classes: Sequence[str],
+                   operating_point: str | dict[str, float] | None = None, *,
+                   skip: Sequence[bool] | None = None,
+                   points: dict[str, dict[str, float]] | None = None) -> list[str]:
+    """The best *legal* BIOES tag sequence for per-token class scores (log-probabilities).
+
+    Legal: a sequence starts and ends outside a span (its first tag is ``O``, ``B-`` or
+    ``S-``; its last ``O``, ``E-`` or ``S-``); after ``B-X`` or ``I-X`` comes ``I-X`` or
+    ``E-X``; after ``O``, ``E-`` or ``S-`` comes ``O``, ``B-`` or ``S-``. A path's score is
+    the sum of its tokens' scores and of the `TRANSITIONS` biases of its steps
+    (`operating_point`: a name of `OPERATING_POINTS` or of `points`, or a mapping).
+    Tokens with ``skip[i]`` true (special tokens: no characters) are tagged ``O`` and left
+    out of the path. When no legal path has a finite score (every legal tag scored
+    ``-inf`` somewhere), each token takes its best class instead (argmax).
+
+    Linear in the number of tokens and classes: the best predecessor of each kind of step
+    is found once per token.
+
+    >>> classes = bioes_classes(["PERSON"])
+    >>> # the argmax reads B-PERSON then O: ill formed; Viterbi closes the span legally
+    >>> scores = [[-2.0, -0.2, -3.0, -1.0, -1.9], [-0.3, -3.0, -2.0, -2.5, -3.0]]
+    >>> viterbi_decode(scores, classes)
+    ['S-PERSON', 'O']
+    >>> viterbi_decode(scores, classes, {"end": 1.0})
+    ['B-PERSON', 'E-PERSON']
+    """
+    neg = float("-inf")
+    bias = _biases(operating_point, points)
+    rows = [list(map(float, row)) for row in (scores.tolist() if hasattr(scores, "tolist")
+                                               else scores)]
+    skip = list(skip) if skip is not None else [False] * len(rows)
+    if len(skip) != len(rows):
+        raise ValueError(f"{len(skip)} skip flags for {len(rows)} tokens")
+    index = {tag: i for i, tag in enumerate(classes)}
+    if OUTSIDE not in index:
+        raise ValueError("the classes have no 'O'")
+    labels = list(dict.fromkeys(tag[2:] for tag in classes if tag != OUTSIDE))
+    for label in labels:
+        for prefix in PREFIXES:
+            if f"{prefix}-{label}" not in index:
+                raise ValueError(f"the classes lack {prefix}- for a label: all four are needed")
+    o = index[OUTSIDE]
+    b = [index[f"B-{x}"] for x in labels]
+    i_ = [index[f"I-{x}"] for x in labels]
+    e = [index[f"E-{x}"] for x in labels]
+    s = [index[f"S-{x}"] for x in labels]
+    ends = e + s
+    kept = [t for t in range(len(rows)) if not skip[t]]
+    tags = [OUTSIDE] * len(rows)
+    if not kept:
+        return tags
+    width = len(classes)
+    back: list[list[int]] = []
+    first = rows[kept[0]]
+    score = [neg] * width
+    score[o] = first[o]
+    for k in range(len(labels)):
+        score[b[k]] = first[b[k]] + bias["outside_to_start"]
+        score[s[k]] = first[s[k]] + bias["outside_to_start"]
+    for t in kept[1:]:
+        row = rows[t]
+        ptr = [-1] * width
+        new = [neg] * width
+        best_end = max(ends, key=lambda c: score[c])
+        # to O
+        from_o, from_end = score[o] + bias["stay_outside"], score[best_end] + bias["end_to_outside"]
+        new[o], ptr[o] = (from_o, o) if from_o >= from_end else (from_end, best_end)
+        # to B-Y / S-Y: from O or from the best E-/S-
+        from_o = score[o] + bias["outside_to_start"]
+        from_end = score[best_end] + bias["end_to_start"]
+        start, start_ptr = (from_o, o) if from_o >= from_end else (from_end, best_end)
+        for k in range(len(labels)):
+            inside, inside_ptr = ((score[b[k]], b[k]) if score[b[k]] >= score[i_[k]]
+                                  else (score[i_[k]], i_[k]))
+            new[b[k]], ptr[b[k]] = start + row[b[k]], start_ptr
+            new[s[k]], ptr[s[k]] = start + row[s[k]], start_ptr
+            new[i_[k]], ptr[i_[k]] = inside + bias["continue"] + row[i_[k]], inside_ptr
+            new[e[k]], ptr[e[k]] = inside + bias["end"] + row[e[k]], inside_ptr
+        new[o] += row[o]
+        back.append(ptr)
+        score = new
+    last = max([o, *ends], key=lambda c: score[c])
+    if score[last] == neg:  # no legal path: fall back to the argmax of each token
+        for t in kept:
+            tags[t] = classes[max(range(width), key=lambda c: rows[t][c])]
+        return tags
+    path = [last]
+    for ptr in reversed(back):
+        path.append(ptr[path[-1]])
+    path.reverse()
+    for t, c in zip(kept, path, strict=True):
+        tags[t] = classes[c]
+    return tags

@@ -326,33 +326,16 @@ def _record_problem(record_id: Any, text: Any) -> str | None:
 # ---------------------------------------------------------------------------
 
 
-def _weights_sha256(model_dir: Path) -> str | None:
-    for name in ("adapter_model.safetensors", "model.safetensors"):
-        if (model_dir / name).is_file():
-            digest = hashlib.sha256()
-            with (model_dir / name).open("rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(chunk)
-            return digest.hexdigest()
-    return None
-
-
 def detector_identity(detector: str) -> dict[str, Any]:
-    """What the manifest and the tracker record about a detector: for ``rules`` the piilab
-    version of the rules; for a model its name (a `piilab.models` alias or the folder's
-    name) and the SHA-256 of its weights file. Never a path's parent folders."""
-    if detector == "rules":
-        return {"kind": "rules", "name": "piilab.baseline", "version": __version__}
-    from piilab.models import is_alias, resolve_model
+    """What the manifest and the tracker record about a detector
+    (`piilab.detectors.describe_detector`): kind, name and weights' SHA-256, never a
+    path's parent folders. A name that is no detector is a `CorpusError`."""
+    from piilab.detectors import DetectorError, describe_detector
 
-    if is_alias(detector):
-        path = Path(resolve_model(detector))
-        return {"kind": "model", "name": detector, "weights_sha256": _weights_sha256(path)}
-    path = Path(detector)
-    if not path.is_dir():
-        raise CorpusError(f"--detector {detector}: neither 'rules', a model alias nor a model "
-                          "or adapter folder")
-    return {"kind": "model", "name": path.name, "weights_sha256": _weights_sha256(path)}
+    try:
+        return describe_detector(detector)
+    except DetectorError as exc:
+        raise CorpusError(f"--detector: {exc}") from None
 
 
 class MaskBatch:
@@ -368,13 +351,11 @@ class MaskBatch:
 
     def __init__(self, detector: str = "rules", *, model_batch_size: int = 16,
                  max_new_tokens: int = 128, threads: int | None = None):
-        self.detector = detector
-        if detector == "rules":
-            from piilab.baseline import extract
+        from piilab.detectors import load_detector
 
-            self._detect = lambda texts: [extract(t) for t in texts]
-        else:
-            self._detect = _model_detector(detector, model_batch_size, max_new_tokens, threads)
+        self.detector = detector
+        self._detect = load_detector(detector, batch_size=model_batch_size,
+                                     max_new_tokens=max_new_tokens, threads=threads).candidates
 
     def __call__(self, batch) -> Any:
         import pyarrow as pa
@@ -396,26 +377,6 @@ def _column(batch, name: str) -> list:
     """A column of a ``pyarrow.Table`` or of a mapping of columns, as a Python list."""
     column = batch[name]
     return column.to_pylist() if hasattr(column, "to_pylist") else list(column)
-
-
-def _model_detector(name: str, batch_size: int, max_new_tokens: int, threads: int | None):
-    import torch
-
-    from piilab.inference import generate, load_for_inference
-    from piilab.parsing import parse_model_output
-
-    if threads:
-        torch.set_num_threads(threads)
-    loaded = load_for_inference(name, merge=True)  # an adapter folded in: one product per layer
-
-    def detect(texts: Sequence[str]) -> list[list[tuple[str, str]]]:
-        outputs = generate(loaded.model, loaded.tokenizer, texts, batch_size=batch_size,
-                           max_new_tokens=max_new_tokens,
-                           system_prompt=loaded.prompt_setting).outputs
-        return [[(c.type, c.value) for c in parse_model_output(out, text).candidates]
-                for out, text in zip(outputs, texts, strict=True)]
-
-    return detect
 
 
 def _json(obj: Any) -> str:

@@ -40,15 +40,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also save the merged model")
     p.set_defaults(func=cmd_train, extra="train")
 
-    p = subparsers.add_parser("predict", help="generate predictions JSONL with a trained model")
+    p = subparsers.add_parser("predict", help="write predictions JSONL with any detector")
     p.add_argument("--model", required=True,
-                   help="adapter or model directory, or a base-model alias (zero-shot)")
+                   help="'rules'; a token-classifier folder (add '+rules' to merge the rules' "
+                        "fixed formats); an adapter or model directory; or a base-model alias "
+                        "(zero-shot)")
     p.add_argument("--data-dir", default="data", help="dataset directory (default: data)")
     p.add_argument("--split", default="test", choices=SPLITS)
+    p.add_argument("--records", metavar="FILE",
+                   help="a JSONL file of records (id, source_text) instead of a split, e.g. "
+                        "data/holdout/holdout.jsonl")
     p.add_argument("--out", required=True, help="predictions JSONL to write")
     p.add_argument("--limit", type=int, help="only the first N records of the split")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--decoding", choices=("viterbi", "argmax"), default="viterbi",
+                   help="how a token classifier reads its tags (default viterbi)")
+    p.add_argument("--operating-point", metavar="NAME",
+                   help="a token classifier's operating point (default: the one its folder "
+                        "names, e.g. balanced; high_recall leaks less and masks more)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
     p.set_defaults(func=cmd_predict, extra="train")
@@ -114,12 +124,20 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_predict(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from piilab.detectors import DetectorError, describe_detector
     from piilab.inference import load_for_inference, predict_records
     from piilab.models import is_alias
     from piilab.predictions import write_predictions
 
     # Before the model is loaded: never over an input, nor over a file without --force.
-    check_outputs([args.out], inputs=dataset_files(args.data_dir), force=args.force)
+    inputs = [Path(args.records)] if args.records else dataset_files(args.data_dir)
+    check_outputs([args.out], inputs=inputs, force=args.force)
+    try:
+        kind = describe_detector(args.model)["kind"]
+    except DetectorError as exc:
+        raise CLIError(f"--model: {exc}") from None
+    if kind != "model":
+        return _predict_with_detector(args)
     model_dir = Path(args.model)
     if not is_alias(args.model):
         if not model_dir.is_dir():
@@ -133,9 +151,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
                                ("--limit", args.limit, 0)):
         if value is not None and value < least:
             raise CLIError(f"{name} must be at least {least}")
-    records = _records(args.data_dir, args.split)
-    if args.limit is not None:
-        records = records[: args.limit]
+    records = _predict_records(args)
     loaded = load_for_inference(args.model)
     predictions, generation = predict_records(
         loaded.model, loaded.tokenizer, records, batch_size=args.batch_size,
@@ -143,9 +159,53 @@ def cmd_predict(args: argparse.Namespace) -> int:
         system_prompt=loaded.prompt_setting)
     n = write_predictions(args.out, predictions)
     parsed = sum(p["parse_success"] for p in predictions)
-    print(f"wrote {n} predictions for split '{args.split}' to {args.out} "
+    print(f"wrote {n} predictions for {_source_name(args)} to {args.out} "
           f"({parsed} parsed; {generation.new_tokens} tokens in {generation.seconds:.1f} s, "
           f"{generation.tokens_per_second:.0f} tokens/s)")
+    return 0
+
+
+def _source_name(args: argparse.Namespace) -> str:
+    return f"'{args.records}'" if args.records else f"split '{args.split}'"
+
+
+def _predict_records(args: argparse.Namespace) -> list[dict]:
+    """The records to predict: a split of --data-dir, or the --records file (each with a
+    string id and source_text; a bad one is named by its line)."""
+    for name, value, least in (("--batch-size", args.batch_size, 1),
+                               ("--limit", args.limit, 0)):
+        if value is not None and value < least:
+            raise CLIError(f"{name} must be at least {least}")
+    if args.records:
+        path = Path(args.records)
+        if not path.is_file():
+            raise CLIError(f"{path}: file not found")
+        records = read_jsonl(path)
+        for lineno, record in enumerate(records, 1):
+            for field in ("id", "source_text"):
+                if not isinstance(record.get(field), str) or (field == "id" and
+                                                               not record[field]):
+                    raise CLIError(f"{path}:{lineno}: field '{field}' must be a "
+                                   f"{'nonempty ' if field == 'id' else ''}string")
+    else:
+        records = _records(args.data_dir, args.split)
+    return records[: args.limit] if args.limit is not None else records
+
+
+def _predict_with_detector(args: argparse.Namespace) -> int:
+    """`piilab predict` with the rules or a token classifier (`piilab.detectors`)."""
+    from piilab.detectors import load_detector
+    from piilab.predictions import make_prediction, write_predictions
+
+    records = _predict_records(args)
+    detector = load_detector(args.model, batch_size=args.batch_size, decoding=args.decoding,
+                             operating_point=args.operating_point)
+    outputs = detector.outputs([r["source_text"] for r in records])
+    predictions = [make_prediction(r["id"], out, r["source_text"])
+                   for r, out in zip(records, outputs, strict=True)]
+    n = write_predictions(args.out, predictions)
+    print(f"wrote {n} predictions for {_source_name(args)} to {args.out} "
+          f"({detector.kind}; {detector.documents_per_second:.1f} documents/s)")
     return 0
 
 
