@@ -149,6 +149,19 @@ def _plain_json_type(data_type, depth: int = 0) -> bool:
     return True
 
 
+def _has_float(data_type) -> bool:
+    """Whether a floating-point type occurs anywhere in `data_type`."""
+    import pyarrow as pa
+
+    if pa.types.is_floating(data_type):
+        return True
+    if pa.types.is_struct(data_type):
+        return any(_has_float(data_type.field(k).type) for k in range(data_type.num_fields))
+    if pa.types.is_list(data_type):
+        return _has_float(data_type.value_type)
+    return False
+
+
 def _read_jsonl_arrow(path: Path):
     """The JSONL corpus at `path` read by Arrow's JSON reader (compiled and multithreaded),
     or None when the file is not one whose table is known to equal the Python reader's.
@@ -179,6 +192,11 @@ def _read_jsonl_arrow(path: Path):
     if not table.num_rows or table.num_rows != lines:
         return None
     if not all(_plain_json_type(f.type) for f in table.schema):
+        return None
+    # A column mixing floats and integers becomes float64 in Arrow, which rounds an integer
+    # beyond 2**53 (16 digits or more); Python's reader keeps it exact, or refuses the file.
+    if b"0" * 16 in data.translate(_DIGITS_AS_ZERO) and \
+            any(_has_float(f.type) for f in table.schema):
         return None
     try:  # the reader can build an invalid array (lists of nulls, pyarrow 26)
         table.validate(full=True)
@@ -597,8 +615,8 @@ def mask_corpus(input_path: str | os.PathLike, out_dir: str | os.PathLike, *,
     if engine not in ENGINES:
         raise CorpusError(f"engine must be one of {', '.join(ENGINES)}")
     for name, value in (("batch_size", batch_size), ("workers", workers),
-                        ("rows_per_file", rows_per_file)):
-        if value < 1:
+                        ("rows_per_file", rows_per_file), ("blocks", blocks)):
+        if value is not None and value < 1:
             raise CorpusError(f"{name} must be at least 1")
     out_dir = Path(out_dir)
     if out_dir.exists():

@@ -48,6 +48,7 @@ __all__ = [
     "describe_detector",
     "load_detector",
     "merge_spans",
+    "row_value",
     "spans_to_rows",
 ]
 
@@ -64,12 +65,34 @@ class DetectorError(PiilabError):
     """A detector name that names nothing usable (the message names no value)."""
 
 
+def row_value(label: str, value: str) -> str:
+    """The value a row lists for a span's text: a PERSON name written letter by letter
+    (``김 가 상``, one letter between each space, tab or line break) is listed unspaced, as
+    the course's gold rows list it; the masker then finds every spacing variant of it
+    (`piilab.matching.person_variants`). Any other value is listed as written.
+
+    >>> row_value("PERSON", "김 가 상"), row_value("PERSON", "Kim Lee"), row_value("PHONE", "0 1")
+    ('김가상', 'Kim Lee', '0 1')
+    """
+    from piilab.matching import PERSON_VARIANT_SIZES
+
+    parts = value.split()
+    if label == "PERSON" and len(parts) > 1 and all(len(p) == 1 for p in parts) \
+            and len(parts) in PERSON_VARIANT_SIZES:
+        return "".join(parts)
+    return value
+
+
 def spans_to_rows(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
     """``TYPE<TAB>VALUE`` rows for character spans of `text` (one per distinct pair, in
-    text order): `piilab.ner.spans_to_model_output`."""
+    text order; `piilab.ner.spans_to_model_output`), with `row_value`'s spelling."""
     from piilab.ner.predict import spans_to_model_output
 
-    return spans_to_model_output(text, spans)
+    rows = []
+    for line in spans_to_model_output(text, spans).splitlines():
+        label, value = line.split("\t", 1)
+        rows.append(f"{label}\t{row_value(label, value)}")
+    return "\n".join(dict.fromkeys(rows))
 
 
 def merge_spans(model: Sequence[tuple[int, int, str]], rules: Sequence[tuple[int, int, str]],

@@ -1260,3 +1260,39 @@ def test_26_d18_library_arguments_are_checked():
     with pytest.raises(TypeError, match="only strings"):
         parse_model_output("PERSON\tKim", "Kim", allowed_types=[None])
     assert parse_model_output("PERSON\tKim", "Kim", allowed_types=("PERSON",)).candidates
+
+
+# --- hostile run of 2026-12-06 (../shared/reviews/hostile-4.md) ----------------------------
+
+
+def test_27_n19_an_empty_out_path_is_refused_not_sent_to_stdout(run, tmp_path):
+    write(tmp_path, "a.txt", f"A: {SECRET}\n")
+    write(tmp_path, "ca.tsv", f"PERSON\t{SECRET}\n")
+    assert run("mask", "--candidates", "ca.tsv", "--in", "a.txt", "--out", "a.masked",
+               "--mapping", "map.json")[0] == 0
+    code, out, err = run("unmask", "--mapping", "map.json", "--in", "a.masked", "--out", "")
+    assert code == 2 and SECRET not in out and SECRET not in err and "--out" in err
+    code, out, err = run("mask", "--candidates", "ca.tsv", "--in", "a.txt", "--out", "",
+                         "--mapping", "map2.json")
+    assert code == 2 and out == "" and not (tmp_path / "map2.json").exists()
+
+
+@pytest.mark.parametrize("option, value", [("--rows-per-file", "0"), ("--blocks", "-3"),
+                                           ("--batch-size", "0")])
+def test_27_n18_zero_and_negative_sizes_are_refused(run, tmp_path, option, value):
+    write(tmp_path, "c.jsonl", json.dumps({"id": "a", "source_text": SECRET}) + "\n")
+    code, _, err = run("mask-corpus", "--input", "c.jsonl", "--out", "o", "--detector", "rules",
+                       option, value)
+    assert code == 2 and "at least 1" in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("detector, message", [("", "empty"), ("empty-dir", "no model"),
+                                               ("missing", "neither")])
+def test_27_n16_a_detector_that_names_nothing_is_one_clear_line(run, tmp_path, detector,
+                                                                 message):
+    (tmp_path / "empty-dir").mkdir()
+    write(tmp_path, "c.jsonl", json.dumps({"id": "a", "source_text": SECRET}) + "\n")
+    code, _, err = run("mask-corpus", "--input", "c.jsonl", "--out", "o",
+                         "--detector", detector)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert "Error at" not in err and not (tmp_path / "o").exists()

@@ -225,3 +225,38 @@ def test_the_committed_adapter_loads_and_masks_test_documents(smollm2, corpus):
         assert reassemble_text(masked.masked_text, masked.mapping) == d["source_text"]
         masked_any += masked.masked_text != d["source_text"]
     assert masked_any == len(docs)
+
+
+# --- the committed token classifiers ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, folder, base", [
+    ("Gemma 3 270M token classifier", "gemma-3-270m-ner", "gemma-3-270m"),
+    ("Gemma 3 270M token classifier + rules", "gemma-3-270m-ner", "gemma-3-270m"),
+    ("SmolLM2-135M token classifier", "smollm2-135m-ner", "smollm2-135m"),
+])
+def test_the_committed_classifiers_match_their_results_rows(name, folder, base):
+    """The weights a classifier row was scored with are committed (fp16, at most 15 MB) and
+    hash to the row; the folder names its base by alias and says how it was trained and how
+    its operating points were chosen (on the wide validation split, never the holdout)."""
+    from safetensors.torch import load_file
+
+    row = _lora_row(name)
+    weights = REPO / row["adapter"]["path"]
+    assert weights.parent == REPO / "results" / "classifiers" / folder
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() == row["adapter"]["sha256"]
+    assert weights.stat().st_size == row["adapter"]["bytes"] <= 15 * 2**20
+    assert {str(t.dtype) for t in load_file(weights).values()} == {"torch.float16"}
+    config = json.loads((weights.parent / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == base and config["task_type"] == "TOKEN_CLS"
+    meta = json.loads((weights.parent / "piilab_classifier.json").read_text())
+    assert meta["base"] == base and meta["bidirectional"] is True
+    assert set(meta["operating_points"]) == {"balanced", "high_recall"}
+    assert "validation" in meta["operating_points_chosen_on"]["split"]
+    assert row["model"]["id"] == base and row["dirty"] is False
+    assert (row["eval"]["documents"], row["holdout"]["eval"]["documents"],
+            row["wide_test"]["eval"]["documents"]) == (400, 100, 200)
+    assert row["train"]["train_wall_s"] < 90 * 60  # each recorded run under 90 minutes
+    if base.startswith("gemma"):
+        notice = (weights.parent / "NOTICE").read_text(encoding="utf-8")
+        assert notice.startswith("Gemma is provided under and subject to the Gemma Terms")

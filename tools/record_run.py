@@ -12,6 +12,12 @@
         --save-adapter results/adapters/smollm2-135m-lora-wide
     # a base model with no training at all (zero-shot, full system prompt)
     .venv/bin/python tools/record_run.py --zero-shot smollm2-135m --n-eval 100 --holdout
+    # a token classifier (tools/train_classifier.py), alone and merged with the rules
+    .venv/bin/python tools/record_run.py --classifier runs/ner-gemma3 --n-eval 400 \
+        --holdout --wide runs/wide --save-classifier results/classifiers/gemma-3-270m-ner
+    .venv/bin/python tools/record_run.py \
+        --classifier results/classifiers/gemma-3-270m-ner+rules --n-eval 400 --holdout \
+        --wide runs/wide
 
 Every row of `results/runs.jsonl` is written by this script, never by hand (chapter 07 reads
 the file; `results/README.md` describes its fields). The steps:
@@ -119,12 +125,175 @@ def evaluate_split(model, tokenizer, records, out_path: Path, args, *,
     return block, metrics_summary(scores)
 
 
+def evaluate_detector(detector, records, out_path: Path) -> tuple[dict, dict]:
+    """Predict `records` with a `piilab.detectors.Detector`, write the predictions (0600)
+    and return (eval block with documents/s, metrics)."""
+    from piilab.course.results import metrics_summary
+    from piilab.evaluation import evaluate
+    from piilab.predictions import make_prediction, write_predictions
+
+    before_docs, before_s = detector.documents, detector.seconds
+    outputs = detector.outputs([r["source_text"] for r in records])
+    seconds = detector.seconds - before_s
+    predictions = [make_prediction(r["id"], out, r["source_text"])
+                   for r, out in zip(records, outputs, strict=True)]
+    write_predictions(out_path, predictions)
+    block = {"documents": detector.documents - before_docs, "detector": detector.identity,
+             "seconds": round(seconds, 2),
+             "documents_per_s": round(len(records) / seconds, 2) if seconds else None}
+    return block, metrics_summary(evaluate(records, predictions))
+
+
+def _manifest_block(folder: Path) -> dict:
+    manifest = folder / "manifest.json"
+    return {"generator_version": json.loads(manifest.read_text())["generator_version"],
+            "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest()}
+
+
+def record_detector(args, argv, code_state: dict) -> int:
+    """Record a token classifier (or the classifier merged with the rules): the same
+    evaluation blocks as a generative row, with documents/s, and the classifier's own
+    training summary from its ``piilab_classifier.json``."""
+    import shutil
+
+    import torch
+
+    from piilab.dataset import load_dataset_dir, read_jsonl, verify_dataset
+    from piilab.detectors import MERGE_SUFFIX, load_detector
+    from piilab.models import MODELS
+    from piilab.ner.pretrained import read_meta
+    from piilab.train import package_versions
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    folder = args.classifier[: -len(MERGE_SUFFIX)] if args.classifier.endswith(MERGE_SUFFIX) \
+        else args.classifier
+    merged = folder != args.classifier
+    if args.save_classifier:
+        if merged:
+            print("--save-classifier takes a classifier, not a merge", file=sys.stderr)
+            return 2
+        dest = Path(args.save_classifier)
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in ("adapter_model.safetensors", "adapter_config.json", "piilab_classifier.json"):
+            shutil.copyfile(Path(folder) / name, dest / name)
+        meta = read_meta(dest)
+        if meta["base"] in MODELS and "gemma" in meta["base"]:
+            notice = REPO / "results" / "adapters" / "gemma-3-270m-lora-wide" / "NOTICE"
+            shutil.copyfile(notice, dest / "NOTICE")
+        folder = str(dest)
+    meta = read_meta(folder)
+    if not verify_dataset(args.data_dir).ok:
+        print(f"{args.data_dir}: dataset does not match its manifest; run `make data`",
+              file=sys.stderr)
+        return 1
+    name = folder + (MERGE_SUFFIX if merged else "")
+    detector = load_detector(name, batch_size=args.batch_size, decoding=args.decoding,
+                             operating_point=args.operating_point)
+    base = meta["base"]
+    src = MODELS.get(base)
+    model_info = {"id": base, "kind": "pretrained base (piilab.models)", "hub_id": src.hub_id,
+                  "weights": f"{src.package}=={src.version} {Path(src.member).name}",
+                  "parameters": src.parameters, "license": src.license} if src else \
+        {"id": base, "kind": "local"}
+    train = dict(meta.get("train", {}))
+    run_dir = REPO / "runs" / f"record-{Path(folder).name}{'-rules' if merged else ''}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    test = load_dataset_dir(args.data_dir)["test"][: args.n_eval]
+    eval_block, metrics = evaluate_detector(detector, test, run_dir / "predictions_test.jsonl")
+    weights = Path(folder) / "adapter_model.safetensors"
+    try:
+        shown = str(weights.resolve().relative_to(REPO))
+    except ValueError:
+        shown = str(weights)
+    from safetensors.torch import load_file
+
+    tensors = load_file(str(weights))
+    attention = "bidirectional" if meta["bidirectional"] else "causal"
+    row = {
+        "recorded_at": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+        "system": args.name or (f"{src.hub_id.split('/')[-1] if src else base} token "
+                                f"classifier{' + rules' if merged else ''}"),
+        "model": model_info,
+        "method": (f"token classifier: {attention} attention, BIOES head "
+                   f"({len(meta['classes'])} classes), LoRA r={meta['config']['lora_r']} "
+                   f"alpha={meta['config']['lora_alpha']}, {detector.identity['decoding']} "
+                   f"decoding at '{detector.identity['operating_point']}'"
+                   + ("; merged with the rules' fixed-format recognizers" if merged else "")),
+        "data": {**_manifest_block(Path(args.data_dir)),
+                 "seed": json.loads((Path(args.data_dir) / "manifest.json").read_text())["seed"],
+                 "test_sha256": json.loads((Path(args.data_dir) / "manifest.json")
+                                           .read_text())["splits"]["test"]["sha256"],
+                 "train_files": meta["config"]["train_files"],
+                 "train_records": meta["config"]["train_records"],
+                 **({"wide": _manifest_block(Path(args.wide))} if args.wide else {})},
+        # the classifier's configuration, with the names the results table reads
+        "config": {**meta["config"], "method": "lora",
+                   "per_device_train_batch_size": meta["config"]["batch_size"],
+                   "lr_scheduler_type": "cosine"},
+        "operating_points": meta.get("operating_points"),
+        "operating_points_chosen_on": {k: v for k, v in
+                                       (meta.get("operating_points_chosen_on") or {}).items()
+                                       if k != "metrics"},
+        **code_state,
+        "hardware": {"device": "cpu", "precision": "float32",
+                     "torch_threads": torch.get_num_threads()},
+        "packages": package_versions(),
+        "train": {k: v for k, v in {
+            "global_step": train.get("steps"), "loss_first": train.get("first_loss"),
+            "loss_last": train.get("last_loss"), "train_wall_s": train.get("wall_s"),
+            "train_tokens": train.get("tokens"),
+            "train_tokens_per_s": train.get("tokens_per_second"),
+            "n_train_examples": train.get("examples"), "projection": train.get("projection"),
+            "loss_curve": train.get("loss_curve")}.items() if v is not None},
+        "eval": {"split": "test", **eval_block},
+        "metrics": metrics,
+        "adapter": {"path": shown, "sha256": hashlib.sha256(weights.read_bytes()).hexdigest(),
+                    "bytes": weights.stat().st_size, "dtype": "float16",
+                    "parameters": sum(v.numel() for v in tensors.values())},
+        "produced_by": "tools/record_run.py " + " ".join(argv if argv is not None
+                                                          else sys.argv[1:]),
+    }
+    if args.holdout:
+        block, hmetrics = evaluate_detector(detector, read_jsonl(HOLDOUT),
+                                            run_dir / "predictions_holdout.jsonl")
+        row["holdout"] = {"eval": {"split": "holdout", **block}, "metrics": hmetrics}
+    if args.wide:
+        wide_test = load_dataset_dir(args.wide)["test"][: args.n_wide]
+        block, wmetrics = evaluate_detector(detector, wide_test,
+                                            run_dir / "predictions_wide_test.jsonl")
+        row["wide_test"] = {"eval": {"split": "wide test", **block}, "metrics": wmetrics,
+                            "data": _manifest_block(Path(args.wide))}
+    row["run_id"] = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:12]
+    out = Path(args.out)
+    with out.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    line = (f"appended run {row['run_id']} ({row['system']}) to {out}: test entity F1 "
+            f"{metrics['entity']['f1']:.3f} on {len(test)} documents")
+    if args.holdout:
+        line += (f"; holdout F1 {row['holdout']['metrics']['entity']['f1']:.3f}, documents "
+                 f"leaking {row['holdout']['metrics']['documents_leak_rate']:.3f}, "
+                 f"{row['holdout']['eval']['documents_per_s']} documents/s")
+    if args.wide:
+        line += f"; wide test F1 {row['wide_test']['metrics']['entity']['f1']:.3f}"
+    print(line)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--config", help="training configuration (trains unless --from-run)")
     source.add_argument("--zero-shot", metavar="MODEL",
                         help="record a base model without training (alias, path or hub id)")
+    source.add_argument("--classifier", metavar="DIR[+rules]",
+                        help="record a token classifier (tools/train_classifier.py), or with "
+                             "'+rules' the classifier merged with the rules (piilab.detectors)")
+    parser.add_argument("--save-classifier", metavar="DIR",
+                        help="copy the classifier's folder here (its weights are fp16) and "
+                             "hash them")
+    parser.add_argument("--decoding", default="viterbi", choices=("viterbi", "argmax"))
+    parser.add_argument("--operating-point", help="default: the classifier's own default")
     parser.add_argument("--from-run", help="a run directory that `piilab train` finished")
     parser.add_argument("--tiny", action="store_true",
                         help="build the tiny offline model at the configuration's model path")
@@ -146,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     # The code state is read before training: the run reflects the tree it started from,
     # whatever is committed while it trains.
     code_state = git_state()
+    if args.classifier:
+        return record_detector(args, argv, code_state)
 
     import torch
 

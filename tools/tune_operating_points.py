@@ -29,10 +29,10 @@ import sys
 from pathlib import Path
 
 GRID = {
-    "outside_to_start": (-1.0, 0.0, 1.0, 2.0, 3.0),
-    "end_to_start": (-1.0, 0.0, 1.0),
+    "outside_to_start": (-2.0, -1.0, 0.0, 1.0, 2.0),
+    "end_to_start": (-2.0, -1.0, 0.0, 1.0),
     "continue": (0.0, 1.0),
-    "end": (-1.0, 0.0, 1.0),
+    "end": (-2.0, -1.0, 0.0, 1.0),
 }
 NEAR = 0.03
 
@@ -52,15 +52,16 @@ def main(argv: list[str] | None = None) -> int:
     from piilab.bioes import TRANSITIONS
     from piilab.course.results import metrics_summary
     from piilab.dataset import load_dataset_dir
+    from piilab.detectors import spans_to_rows
     from piilab.evaluation import evaluate
     from piilab.labels import nfc
-    from piilab.ner.predict import model_predictions
     from piilab.ner.pretrained import (
         CLASSIFIER_MARKER,
         classifier_logits,
         decode_logits,
         load_classifier,
     )
+    from piilab.predictions import make_prediction
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -74,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         spans = [decode_logits(text, offsets, scores, classes, decoding=decoding,
                                operating_point=point)
                  for text, (offsets, scores) in zip(texts, logits, strict=True)]
-        return metrics_summary(evaluate(records, model_predictions(records, spans)))
+        predictions = [make_prediction(r["id"], spans_to_rows(text, found), text)
+                       for r, text, found in zip(records, texts, spans, strict=True)]
+        return metrics_summary(evaluate(records, predictions))
 
     def line(name: str, m: dict) -> str:
         return (f"{name:<22} F1 {m['entity']['f1']:.3f}  P {m['entity']['precision']:.3f}  "

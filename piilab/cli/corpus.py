@@ -74,7 +74,8 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
         result = mask_corpus(args.input, args.out, detector=args.detector, engine=args.engine,
                              batch_size=args.batch_size, workers=args.workers,
                              blocks=args.blocks, address=args.address,
-                             rows_per_file=args.rows_per_file or DEFAULT_ROWS_PER_FILE,
+                             rows_per_file=(DEFAULT_ROWS_PER_FILE if args.rows_per_file is None
+                                            else args.rows_per_file),
                              model_batch_size=args.model_batch_size,
                              keep_columns=args.keep_columns, progress=args.progress,
                              tracker=tracker)

@@ -58,7 +58,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_unmask)
 
 
+def _no_empty_paths(args: argparse.Namespace, *flags: str) -> None:
+    """An empty path (an unset shell variable, ``--out "$OUT"``) is refused: it must never
+    fall back to standard output, where restored text would land in clear."""
+    for flag in flags:
+        if getattr(args, "input" if flag == "in" else flag, None) == "":
+            raise CLIError(f"--{flag}: the path is empty (omit the option to use "
+                           f"{'stdin' if flag == 'in' else 'stdout'})")
+
+
 def cmd_mask(args: argparse.Namespace) -> int:
+    _no_empty_paths(args, "out", "in", "mapping", "candidates")
     check_outputs([args.mapping, args.out or STDOUT],
                   inputs=[args.candidates, args.input or STDIN], force=args.force)
     candidates = parse_candidates(_read_text(args.candidates, "candidates file"))
@@ -79,6 +89,7 @@ def cmd_mask(args: argparse.Namespace) -> int:
 
 
 def cmd_unmask(args: argparse.Namespace) -> int:
+    _no_empty_paths(args, "out", "in", "mapping")
     check_outputs([args.out or STDOUT], inputs=[args.mapping, args.input or STDIN],
                   force=args.force)
     mapping = parse_mapping(_read_text(args.mapping, "mapping file"), args.mapping)

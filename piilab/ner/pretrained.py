@@ -75,6 +75,8 @@ __all__ = [
     "is_classifier_dir",
     "load_classifier",
     "project_spans",
+    "projection_oracle",
+    "read_meta",
     "save_classifier",
     "token_anchors",
     "tokens_to_spans",
@@ -194,6 +196,19 @@ def alignment_counts(records: Iterable[Mapping], tokenizer: Any) -> dict[str, in
         for key in ("spans", "start_inside", "end_inside", "lost"):
             totals[key] += getattr(p, key)
     return totals
+
+
+def projection_oracle(records: Iterable[Mapping], tokenizer: Any) -> list[list[EntitySpan]]:
+    """The spans a perfect tagger would give under the first-non-space rule: each record's
+    gold spans projected onto `tokenizer`'s tokens and decoded back. Scoring them with
+    `piilab.evaluation.evaluate` measures what the rule alone costs in F1 and in leaks."""
+    out = []
+    for record in records:
+        text = nfc(record["source_text"])
+        offsets = _offsets(tokenizer, text)
+        tags = project_spans(text, offsets, gold_spans(record)).tags
+        out.append(tokens_to_spans(text, offsets, _tag_groups(offsets, list(tags))))
+    return out
 
 
 def _offsets(tokenizer: Any, text: str) -> list[tuple[int, int]]:
