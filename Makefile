@@ -9,7 +9,7 @@ PIP    := $(PY) -m pip
 EXTRAS ?= test,book,bench,train,finance,lite,wide,scale
 STAMP  := $(VENV)/.stamp-install
 
-.PHONY: help venv install data model verify lint test test-fast book notebooks clean
+.PHONY: help venv install data model model-gemma verify lint test test-fast book notebooks clean
 .PHONY: book-html nbval nbval-strict browser-deps textlint lite
 
 help:
@@ -18,6 +18,7 @@ help:
 	@echo "make test-fast  the quick subset used while developing (no book, no browser, no slow)"
 	@echo "make data       generate and verify the default dataset in data/"
 	@echo "make model      fetch the pretrained base (SmolLM2-135M) into the cache, once"
+	@echo "make model-gemma  fetch Gemma 3 270M (Gemma Terms of Use), the base of chapter 08's classifier"
 	@echo "make book-html  build _build/html only (jupyter-book build . -W --keep-going)"
 	@echo "make lite       build the in-browser exercises (JupyterLite, Pyodide) into _build/html/lite"
 	@echo "make notebooks  regenerate and execute notebooks/{en,ja}/*.ipynb from book/{en,ja}/*.md"
@@ -46,6 +47,11 @@ data: install
 # converted once into $$PIILAB_CACHE (default ~/.cache/piilab); later runs find it there.
 model: install
 	$(VENV)/bin/piilab fetch-model smollm2-135m
+
+# Chapter 08 runs the committed token classifier on its base, Gemma 3 270M: the Gemma Terms of
+# Use (https://ai.google.dev/gemma/terms) apply, and the command says so before it fetches.
+model-gemma: install
+	$(VENV)/bin/piilab fetch-model gemma-3-270m
 
 verify: install
 	$(VENV)/bin/piilab verify data
@@ -78,7 +84,7 @@ textlint: install node_modules/.package-lock.json
 	rm -rf .textlint/tmp && $(PY) tools/extract_ja_text.py .textlint/tmp
 	$(VENV)/bin/node node_modules/textlint/bin/textlint.js book/ja/*.md .textlint/tmp/*.md .textlint/tmp/*.txt
 
-book: data model
+book: data model model-gemma
 	$(MAKE) --no-print-directory book-html
 	$(MAKE) --no-print-directory lite
 
@@ -103,7 +109,7 @@ book-html: install .jupyter_cache/.inputs-stamp
 	$(VENV)/bin/jupyter-book build . -W --keep-going
 
 # Executed twins of the chapters (committed): regenerate after editing book/{en,ja}/*.md.
-notebooks: data model
+notebooks: data model model-gemma
 	$(PY) tools/build_notebooks.py
 
 # The committed twins against a fresh run, under nbval's rules: every stored output is compared
@@ -114,7 +120,7 @@ nbval: book-html
 	$(PY) tools/build_notebooks.py --check
 	$(PY) tools/check_twins.py
 
-nbval-strict: data model
+nbval-strict: data model model-gemma
 	$(PY) tools/build_notebooks.py --check
 	$(VENV)/bin/pytest -q -p no:cacheprovider --nbval notebooks/en notebooks/ja --nbval-current-env \
 		--nbval-sanitize-with notebooks/nbval_sanitize.cfg

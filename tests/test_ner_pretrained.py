@@ -29,6 +29,17 @@ from piilab.bioes import (
 from piilab.detectors import DetectorError, describe_detector, merge_spans
 from piilab.ner.pretrained import project_spans, token_anchors, tokens_to_spans
 
+
+def test_doctests_pass():
+    import doctest
+
+    from piilab import baseline, bioes, detectors
+    from piilab.ner import pretrained
+
+    for module in (pretrained, detectors, baseline, bioes):
+        assert doctest.testmod(module).failed == 0, module.__name__
+
+
 # --- label projection: the first-non-space rule -------------------------------------------
 
 

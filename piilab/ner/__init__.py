@@ -75,7 +75,13 @@ export_row`` work as they always have):
 - `piilab.ner.export`: export, verification, writing and reading (step 2);
 - `piilab.ner.encoder`: the encoder tokenizer, the tiny encoder, loading (step 3);
 - `piilab.ner.training`: the training loop (step 4);
-- `piilab.ner.predict`: prediction, model-style output, the alignment report (step 5).
+- `piilab.ner.predict`: prediction, model-style output, the alignment report (step 5);
+- `piilab.ner.pretrained`: the same design on a pretrained decoder (Gemma 3 270M, SmolLM2),
+  as the finance card's reference system builds it: bidirectional attention, a BIOES head on
+  the body, labels projected by the first-non-space rule, LoRA, and constrained Viterbi
+  decoding (`piilab.bioes.viterbi_decode`) at an operating point. Imported from its own
+  module (``from piilab.ner.pretrained import classify``); `piilab.detectors` loads a saved
+  one like any other detector.
 
 The finance dataset of chapter 09 (`piilab.finance`) sits beside this package
 and shares `piilab.bioes` and `piilab.taxonomy` with it.

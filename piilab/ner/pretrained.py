@@ -65,6 +65,7 @@ __all__ = [
     "ClassifierConfig",
     "ClassifierError",
     "Projection",
+    "add_lora",
     "alignment_counts",
     "attends_to_future",
     "build_classifier",
