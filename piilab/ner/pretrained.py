@@ -313,7 +313,10 @@ def attends_to_future(model: Any, tokenizer: Any) -> bool:
         alone = [body(**tokenizer([t], return_tensors="pt")).last_hidden_state[0, 0]
                  for t in texts]
         batch = tokenizer(texts, return_tensors="pt", padding=True)
-        together = body(**batch).last_hidden_state[:, 0]
+        hidden = body(**batch).last_hidden_state
+        # the first real token of each row (a tokenizer may pad on the left)
+        first = batch["attention_mask"].argmax(dim=1)
+        together = hidden[torch.arange(len(texts)), first]
     differs_alone = not torch.allclose(alone[0], alone[1], atol=1e-5)
     differs_together = not torch.allclose(together[0], together[1], atol=1e-5)
     if differs_alone != differs_together:
