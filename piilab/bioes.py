@@ -94,6 +94,7 @@ __all__ = [
     "decoding_repairs",
     "span_scores",
     "spans_to_bioes",
+    "tag_tokens",
     "viterbi_decode",
 ]
 
@@ -276,14 +277,25 @@ def spans_to_bioes(offsets: Offsets, spans: Iterable[tuple[int, int, str]]) -> l
 
     tags = [OUTSIDE] * len(offsets)
     for span, tokens in zip(spans, members, strict=True):
-        if len(tokens) == 1:
-            tags[tokens[0]] = f"S-{span.label}"
-            continue
-        tags[tokens[0]] = f"B-{span.label}"
-        for index in tokens[1:-1]:
-            tags[index] = f"I-{span.label}"
-        tags[tokens[-1]] = f"E-{span.label}"
+        tag_tokens(tags, tokens, span.label)
     return tags
+
+
+def tag_tokens(tags: list[str], tokens: Sequence[int], label: str) -> None:
+    """Tag the tokens at indexes `tokens` (one span, in order) in place: ``S-`` for one
+    token, else ``B-``, ``I-`` ..., ``E-``.
+
+    >>> tags = ["O"] * 4
+    >>> tag_tokens(tags, [1, 2, 3], "PHONE"); tags
+    ['O', 'B-PHONE', 'I-PHONE', 'E-PHONE']
+    """
+    if len(tokens) == 1:
+        tags[tokens[0]] = f"S-{label}"
+        return
+    tags[tokens[0]] = f"B-{label}"
+    for index in tokens[1:-1]:
+        tags[index] = f"I-{label}"
+    tags[tokens[-1]] = f"E-{label}"
 
 
 def _parse_tag(index: int, tag: str) -> tuple[str, str]:

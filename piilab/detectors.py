@@ -111,20 +111,12 @@ def merge_spans(model: Sequence[tuple[int, int, str]], rules: Sequence[tuple[int
     return sorted(set(out))
 
 
-def _file_sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _weights_sha256(folder: Path) -> str | None:
+    from piilab.models import file_sha256
+
     for name in ("adapter_model.safetensors", "model.safetensors"):
         if (folder / name).is_file():
-            return _file_sha256(folder / name)
+            return file_sha256(folder / name)
     return None
 
 

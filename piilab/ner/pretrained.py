@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from piilab.bioes import OUTSIDE, EntitySpan, bioes_classes
+from piilab.bioes import OUTSIDE, EntitySpan, bioes_classes, tag_tokens
 from piilab.errors import PiilabError
 from piilab.labels import LABELS, nfc
 from piilab.ner.spans import gold_spans
@@ -154,13 +154,7 @@ def project_spans(text: str, offsets: Sequence[tuple[int, int]],
             start_inside += 1
         if end not in ends:
             end_inside += 1
-        if len(inside) == 1:
-            tags[inside[0]] = f"S-{label}"
-            continue
-        tags[inside[0]] = f"B-{label}"
-        for i in inside[1:-1]:
-            tags[i] = f"I-{label}"
-        tags[inside[-1]] = f"E-{label}"
+        tag_tokens(tags, inside, label)
     return Projection(tuple(tags), counted, start_inside, end_inside, lost)
 
 
