@@ -1226,7 +1226,7 @@ def test_26_d15_predict_and_tiny_model_say_what_is_wrong(run, tmp_path):
     make_dataset(tmp_path)
     (tmp_path / "empty").mkdir()
     code, _, err = run("predict", "--model", "empty", "--data-dir", "data", "--out", "p.jsonl")
-    assert code == 2 and "empty: holds no model (config.json) and no adapter" in err
+    assert code == 2 and "empty: no model in this folder (no adapter_config.json" in err
     code, _, err = run("tiny-model", "--out", "tiny", "--data-dir", "data", "--hidden-size", "-5")
     assert code == 2 and "hidden_size must be an integer from 1 to 4096" in err
     code, _, err = run("tiny-model", "--out", "tiny", "--data-dir", "data", "--hidden-size", "10")

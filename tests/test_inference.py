@@ -250,7 +250,7 @@ def test_cli_predict_rejects_a_missing_model_directory(data_dir, tmp_path, capsy
 
     assert main(["predict", "--model", str(tmp_path / "nope"), "--data-dir", str(data_dir),
                  "--out", str(tmp_path / "p.jsonl")]) == 2
-    assert "not a model or adapter directory" in capsys.readouterr().err
+    assert "neither 'rules', a model alias nor a model" in capsys.readouterr().err
 
 
 # --- the fast greedy path (issue 24): identical to the model.generate reference ---------------

@@ -24,6 +24,8 @@ from piilab.course.lang import LANGUAGES, page_messages, say
 REPO = Path(__file__).resolve().parent.parent
 CATALOGS = REPO / "piilab" / "course" / "messages"
 SAY_CALL = re.compile(r"""\bsay\(\s*(f?)["']([^"']+)["']""")
+#: ``say("a" if condition else "b")``: the key after ``else`` is printed too.
+SAY_ELSE = re.compile(r"""\bsay\(\s*["'][^"']+["']\s+if\s[^()]*?\selse\s+["']([^"']+)["']""")
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
@@ -40,7 +42,10 @@ def _chapter_keys() -> dict[str, set[str]]:
     with the chapters that use them; an f-string key is kept as a regex."""
     found: dict[str, set[str]] = {}
     for path in sorted((REPO / "book" / "en").glob("[0-9][0-9]_*.md")):
-        for f, key in SAY_CALL.findall(path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        for key in SAY_ELSE.findall(text):
+            found.setdefault(key, set()).add(path.stem)
+        for f, key in SAY_CALL.findall(text):
             pattern = re.sub(r"\\\{[^}]*\\\}", "[a-z0-9_]+", re.escape(key)) if f else key
             found.setdefault(pattern, set()).add(path.stem)
     return found

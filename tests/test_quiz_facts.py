@@ -69,7 +69,7 @@ CONCEPTUAL = {
     "06_finetuning": {"completion-only", "negative-one-token", "eot-outside", "truncated",
                       "tiny-loss", "tracking"},
     "07_inference": {"left-padding", "greedy", "format-not-content", "data-version"},
-    "08_token_classification": {"design-difference", "chat-tokenizer"},
+    "08_token_classification": {"design-difference", "chat-tokenizer", "viterbi-legal"},
     "09_finance_dataset": {"baseline-meaning"},
     "10_corpus": {"mappings-apart", "actor-pool", "staging-manifest", "worker-dies",
                   "mapping-retention", "spark-same-pattern"},

@@ -35,7 +35,18 @@ def _mixed(records, n_ko, n_en):
 # --- configuration (no training) ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("*.json")))
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("ner_*.json")))
+def test_committed_classifier_configs_load(name):
+    """configs/ner_*.json configure tools/train_classifier.py (piilab.ner.pretrained)."""
+    from piilab.ner.pretrained import ClassifierConfig
+
+    config = ClassifierConfig.from_file(REPO / "configs" / name)
+    assert config.max_steps > 0 and config.max_length >= 256 and config.lora_r > 0
+    assert len(config.train_files) == len(config.train_records)
+    assert config.base in ("gemma-3-270m", "smollm2-135m")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("train_*.json")))
 def test_committed_configs_load(name):
     config = load_config(REPO / "configs" / name)
     assert config.max_steps > 0 and config.max_length >= 256
