@@ -58,6 +58,7 @@ from piilab.bioes import OUTSIDE, EntitySpan, bioes_classes, tag_tokens
 from piilab.errors import PiilabError
 from piilab.labels import LABELS, nfc
 from piilab.ner.spans import gold_spans
+from piilab.ner.training import IGNORE_INDEX  # the label id cross-entropy ignores (padding)
 
 __all__ = [
     "CLASSIFIER_MARKER",
@@ -88,8 +89,6 @@ __all__ = [
 #: The file that marks a folder as a saved classifier (beside the PEFT adapter files).
 CLASSIFIER_MARKER = "piilab_classifier.json"
 
-#: The label id that cross-entropy ignores (padding).
-IGNORE_INDEX = -100
 
 
 class ClassifierError(PiilabError):
@@ -568,11 +567,11 @@ def load_classifier(path: str | os.PathLike, *, trainable: bool = False, merge: 
     folder = Path(path)
     if not is_classifier_dir(folder):
         raise ClassifierError(f"{folder}: not a token classifier (no {CLASSIFIER_MARKER})")
+    meta = read_meta(folder)
     try:
-        meta = json.loads((folder / CLASSIFIER_MARKER).read_text(encoding="utf-8"))
         base, bidirectional = meta["base"], bool(meta["bidirectional"])
         labels = meta["labels"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise ClassifierError(f"{folder / CLASSIFIER_MARKER}: unreadable or missing fields "
                               "(base, bidirectional, labels)") from None
     model, tokenizer = build_classifier(base, labels=labels, bidirectional=bidirectional)
