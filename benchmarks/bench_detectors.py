@@ -73,28 +73,8 @@ def _base_of(name: str) -> str | None:
 def _load(name: str, args, quantize: bool = False):
     from piilab.detectors import load_detector
 
-    detector = load_detector(name, batch_size=args.batch_size, threads=args.threads,
-                             max_new_tokens=args.max_new_tokens)
-    if quantize:
-        import torch
-
-        from piilab.ner import pretrained
-
-        real = pretrained.load_classifier
-
-        def quantized_loader(*a, **k):
-            model, tokenizer, meta = real(*a, **k)
-            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear},
-                                                           dtype=torch.qint8)
-            return model, tokenizer, meta
-
-        pretrained.load_classifier = quantized_loader
-        try:
-            detector = load_detector(name, batch_size=args.batch_size, threads=args.threads)
-        finally:
-            pretrained.load_classifier = real
-        detector.identity = {**detector.identity, "quantized": "int8 dynamic"}
-    return detector
+    return load_detector(name, batch_size=args.batch_size, threads=args.threads,
+                         max_new_tokens=args.max_new_tokens, quantize=quantize)
 
 
 def main(argv: list[str] | None = None) -> int:

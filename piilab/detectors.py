@@ -212,7 +212,8 @@ def _rules() -> Detector:
 
 
 def _classifier(path: Path, *, with_rules: bool, batch_size: int, decoding: str,
-                operating_point: str | None, threads: int | None) -> Detector:
+                operating_point: str | None, threads: int | None,
+                quantize: bool) -> Detector:
     import torch
 
     from piilab.baseline import rule_spans
@@ -220,7 +221,7 @@ def _classifier(path: Path, *, with_rules: bool, batch_size: int, decoding: str,
 
     if threads:
         torch.set_num_threads(threads)
-    model, tokenizer, meta = load_classifier(path)
+    model, tokenizer, meta = load_classifier(path, quantize=quantize)
     points = meta.get("operating_points", {})
     operating_point = operating_point or meta.get("default_operating_point") or "neutral"
 
@@ -239,7 +240,8 @@ def _classifier(path: Path, *, with_rules: bool, batch_size: int, decoding: str,
 
     identity = {**describe_detector(str(path) + (MERGE_SUFFIX if with_rules else "")),
                 "base": meta.get("base"), "decoding": decoding,
-                "operating_point": operating_point if decoding == "viterbi" else None}
+                "operating_point": operating_point if decoding == "viterbi" else None,
+                **({"quantized": "int8 dynamic"} if quantize else {})}
     return Detector(identity["kind"], identity["name"], identity, outputs)
 
 
@@ -264,12 +266,13 @@ def _generative(name: str, *, batch_size: int, max_new_tokens: int,
 
 def load_detector(name: str | os.PathLike, *, batch_size: int = 16, max_new_tokens: int = 128,
                   decoding: str = "viterbi", operating_point: str | None = None,
-                  threads: int | None = None) -> Detector:
+                  threads: int | None = None, quantize: bool = False) -> Detector:
     """The detector called `name` (see the module docstring). `batch_size` is the model
     batch; `max_new_tokens` bounds a generative model's answer; `decoding` and
     `operating_point` choose how a classifier reads its tags (default: the operating point
     its folder names as ``default_operating_point``, else ``neutral``); `threads` sets
-    torch's intra-op threads for a model."""
+    torch's intra-op threads for a model; `quantize` loads a classifier with int8 dynamic
+    quantization (`piilab.ner.pretrained.load_classifier`)."""
     from piilab.ner.pretrained import is_classifier_dir
 
     name = os.fspath(name)
@@ -279,6 +282,7 @@ def load_detector(name: str | os.PathLike, *, batch_size: int = 16, max_new_toke
     base, with_rules = _split(name)
     if is_classifier_dir(base):
         return _classifier(Path(base), with_rules=with_rules, batch_size=batch_size,
-                           decoding=decoding, operating_point=operating_point, threads=threads)
+                           decoding=decoding, operating_point=operating_point, threads=threads,
+                           quantize=quantize)
     return _generative(base, batch_size=batch_size, max_new_tokens=max_new_tokens,
                        threads=threads)

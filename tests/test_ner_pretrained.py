@@ -398,3 +398,15 @@ def test_mask_corpus_with_the_classifier_is_byte_identical_across_batches(traine
         files.append({p.relative_to(dest): p.read_bytes() for p in sorted(dest.rglob("*"))
                       if p.is_file()})
     assert files[0] == files[1]
+
+
+def test_a_quantized_classifier_loads_through_the_same_interface(trained, corpus,
+                                                                 one_torch_thread):
+    from piilab.detectors import load_detector
+
+    out, _, _ = trained
+    texts = [r["source_text"] for r in corpus["test"][:4]]
+    detector = load_detector(str(out), quantize=True, threads=1)
+    assert detector.identity["quantized"] == "int8 dynamic"
+    assert "quantized" not in load_detector(str(out), threads=1).identity
+    assert len(detector.outputs(texts)) == len(texts)

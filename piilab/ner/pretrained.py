@@ -557,10 +557,13 @@ def is_classifier_dir(path: str | os.PathLike) -> bool:
     return (Path(path) / CLASSIFIER_MARKER).is_file()
 
 
-def load_classifier(path: str | os.PathLike, *, trainable: bool = False, merge: bool = True):
+def load_classifier(path: str | os.PathLike, *, trainable: bool = False, merge: bool = True,
+                    quantize: bool = False):
     """``(model, tokenizer, meta)`` of a saved classifier, on its base (fetched with
     ``piilab fetch-model``). The adapter is folded into the base for prediction
-    (``merge=True``: one matrix product per projection) unless `trainable`."""
+    (``merge=True``: one matrix product per projection) unless `trainable`. ``quantize=True``
+    then applies int8 dynamic quantization to the linear layers (faster on a CPU, slightly
+    different predictions: `benchmarks/bench_detectors.py --quantize` measures both)."""
     import torch
     from peft import PeftModel
 
@@ -581,6 +584,9 @@ def load_classifier(path: str | os.PathLike, *, trainable: bool = False, merge: 
         if merge:
             model = model.merge_and_unload()
             _set_attention(model, bidirectional)
+        if quantize:
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear},
+                                                           dtype=torch.qint8)
         model.eval()
     return model, tokenizer, meta
 
