@@ -18,8 +18,8 @@ Covered question ids, by chapter:
 - 05_augmentation: skeleton, augment-after-split, value-pool, clean-audit
 - 06_finetuning: precision
 - 07_inference: raw-output, hallucinated-row, unclosed-think
-- 08_token_classification: class-count, single-token, misaligned-span, repair-rule,
-  span-vs-entity
+- 08_token_classification: class-count, single-token, misaligned-span, chat-tokenizer,
+  repair-rule, span-vs-entity
 - 09_finance_dataset: card-check-digit, cvc-alone, policy-number, card-account-shape, same-pool,
   partial-character, redraw
 - 10_corpus: per-document-numbering
@@ -69,7 +69,7 @@ CONCEPTUAL = {
     "06_finetuning": {"completion-only", "negative-one-token", "eot-outside", "truncated",
                       "tiny-loss", "tracking"},
     "07_inference": {"left-padding", "greedy", "format-not-content", "data-version"},
-    "08_token_classification": {"design-difference", "chat-tokenizer", "viterbi-legal"},
+    "08_token_classification": {"design-difference", "viterbi-legal"},
     "09_finance_dataset": {"baseline-meaning"},
     "10_corpus": {"mappings-apart", "actor-pool", "staging-manifest", "worker-dies",
                   "mapping-retention", "spark-same-pattern"},
@@ -509,6 +509,21 @@ def test_misaligned_span():
     assert "alignmenterror" in keyed("08_token_classification", "misaligned-span")
 
 
+def test_chat_tokenizer(sample):
+    pytest.importorskip("tokenizers", reason="needs the train extra")
+    from piilab.ner.predict import alignment_report
+    from piilab.tiny import train_tokenizer
+
+    train = [r for r in sample if r["split"] == "train"]
+    test = [r for r in sample if r["split"] == "test"]
+    copy_friendly = alignment_report(test, train_tokenizer(train))
+    plain = alignment_report(test, train_tokenizer(train, copy_friendly=False))
+    assert copy_friendly["spans"] > 0 and copy_friendly["misaligned_spans"] == 0
+    assert plain["misaligned_spans"] > plain["spans"] / 2  # "most spans" (the feedback)
+    assert keyed("08_token_classification", "chat-tokenizer").startswith(
+        "it cuts the text at every space, digit, symbol and hangul syllable")
+
+
 def test_repair_rule():
     from piilab.bioes import bioes_to_spans, decoding_repairs
 
@@ -668,4 +683,4 @@ def test_per_document_numbering(sample):
     assert "\n".join(alone) != batch.masked_text  # numbering across the batch differs
     assert all("_1]" in m for m in alone)  # each document starts its own numbering
     assert keyed("10_corpus", "per-document-numbering").startswith(
-        "it is the same: mask_text numbers the tokens of each document on its own")
+        "it stays the same, because mask_text numbers the tokens of each document on its own")
