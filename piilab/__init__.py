@@ -40,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     # evaluation (chapter 04)
     "EvaluationError": "piilab.evaluation",
     "evaluate": "piilab.evaluation",
+    "bootstrap_intervals": "piilab.evaluation",
+    "paired_bootstrap": "piilab.evaluation",
     "parse_flag": "piilab.predictions",
     "make_prediction": "piilab.predictions",
     "write_predictions": "piilab.predictions",

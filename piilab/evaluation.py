@@ -32,15 +32,29 @@ What it is not: entity F1 here compares normalized value *pairs*, not NER spans
 (a valid variant can mask the source completely yet count as a false positive),
 and token equality is not identity resolution. Zero denominators give 0.
 
+How sure a score is: `bootstrap_intervals(records, predictions, n=1000, seed=0)`
+resamples the *documents* with replacement and gives percentile intervals for
+entity precision, recall and F1 and both leak rates (`BootstrapIntervals`);
+`paired_bootstrap(records, predictions_a, predictions_b)` resamples the same
+documents for two systems and gives intervals for the differences A - B of F1 and
+of the document leak rate (`PairedComparison`), whose `verdict` says ``"better"``
+or ``"worse"`` only when the interval excludes zero. Both work from per-document counts
+(`DocumentCounts`, `document_counts`), which hold numbers only and can be stored;
+`bootstrap_counts` and `paired_bootstrap_counts` take such counts directly. The
+resampling is seeded (`random.Random(seed)`): the same inputs, `n` and `seed`
+give the same intervals on every machine.
+
 Errors are `EvaluationError` (a `ValueError`); messages name the record id and
 the reason, never an entity value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 from itertools import accumulate
+from operator import itemgetter
 from types import MappingProxyType
 
 from piilab.errors import PiilabError
@@ -52,18 +66,29 @@ from piilab.predictions import PredictionError, make_prediction, validate_predic
 from piilab.records import record_problems
 
 __all__ = [
+    "BootstrapIntervals",
+    "Difference",
+    "DocumentCounts",
     "DocumentRates",
     "DocumentScore",
     "EntityRates",
     "EvaluationError",
     "EvaluationResult",
+    "Interval",
+    "PairedComparison",
     "ParseRates",
     "Scores",
     "TokenizationRates",
+    "bootstrap_counts",
+    "bootstrap_intervals",
+    "document_counts",
     "evaluate",
     "format_report",
     "oracle_predictions",
+    "paired_bootstrap",
+    "paired_bootstrap_counts",
     "score_document",
+    "score_documents",
     "summarize",
     "uncovered_occurrences",
 ]
@@ -187,6 +212,53 @@ class EvaluationResult:
             "tokenization": asdict(self.tokenization),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping) -> EvaluationResult:
+        """The inverse of `to_dict`: ``EvaluationResult.from_dict(r.to_dict()) == r``.
+
+        Reads a stored result back (``piilab evaluate --json``). Every block and field
+        of `to_dict` must be there, per_type with every label of `LABELS`; a missing or
+        mistyped one is an `EvaluationError` that names its path (``per_type.PHONE.tp``),
+        never its value. Extra keys are ignored.
+
+        >>> r = evaluate([], [])
+        >>> EvaluationResult.from_dict(r.to_dict()) == r
+        True
+        """
+        per_type = _block(data, "per_type", Mapping)
+        return cls(
+            entity=_dataclass_from(Scores, _block(data, "entity", Mapping), "entity"),
+            per_type=MappingProxyType({
+                label: _dataclass_from(Scores, _block(per_type, label, Mapping, "per_type"),
+                                       f"per_type.{label}")
+                for label in LABELS}),
+            documents=_dataclass_from(DocumentRates, _block(data, "documents", Mapping),
+                                      "documents"),
+            entities=_dataclass_from(EntityRates, _block(data, "entities", Mapping), "entities"),
+            parse=_dataclass_from(ParseRates, _block(data, "parse", Mapping), "parse"),
+            tokenization=_dataclass_from(TokenizationRates,
+                                         _block(data, "tokenization", Mapping), "tokenization"),
+        )
+
+
+def _block(data: object, key: str, kind: type, parent: str = "") -> object:
+    where = f"{parent}.{key}" if parent else key
+    if not isinstance(data, Mapping) or key not in data:
+        raise EvaluationError(f"stored result: missing field {where}", reason="missing field")
+    value = data[key]
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise EvaluationError(f"stored result: field {where} has the wrong type",
+                              reason="wrong type")
+    return value
+
+
+def _dataclass_from(cls: type, data: Mapping, where: str):
+    values = {}
+    for field in fields(cls):
+        kind = int if field.type == "int" else (int, float)
+        values[field.name] = _block(data, field.name, kind, where)
+    return cls(**values)
+
 
 def _gold_pairs(record: Mapping) -> frozenset[Pair]:
     try:
@@ -307,6 +379,13 @@ def evaluate(records: Iterable[Mapping], predictions: Iterable[Mapping]) -> Eval
     >>> r.entity.tp, r.entity.fp, r.entity.fn, r.documents.leak_rate
     (0, 1, 2, 1.0)
     """
+    return summarize(score_documents(records, predictions))
+
+
+def score_documents(records: Iterable[Mapping],
+                    predictions: Iterable[Mapping]) -> list[DocumentScore]:
+    """`score_document` for every record, in record order, after the checks of `evaluate`
+    (``summarize(score_documents(r, p))`` is ``evaluate(r, p)``)."""
     records = list(records)
     predictions = list(predictions)
     by_id = _check_inputs(records, predictions)
@@ -317,7 +396,7 @@ def evaluate(records: Iterable[Mapping], predictions: Iterable[Mapping]) -> Eval
         except EvaluationError as exc:
             exc.source, exc.index = "records", index  # where, for callers that read a file
             raise
-    return summarize(scores)
+    return scores
 
 
 def summarize(scores: list[DocumentScore]) -> EvaluationResult:
@@ -387,3 +466,332 @@ def format_report(result: EvaluationResult, title: str = "evaluation") -> str:
         f"round-trip rate            {result.tokenization.round_trip_rate:.3f}",
     ]
     return "\n".join(lines)
+
+
+# --- how sure a score is: the bootstrap over documents --------------------------------
+
+
+@dataclass(frozen=True)
+class DocumentCounts:
+    """What one document adds to entity F1 and the leak rates: numbers only, so that a
+    list of them can be stored (`to_dict`) and resampled without the text.
+
+    ``tp``, ``fp``, ``fn``: its pairs; ``gold``: its gold pairs; ``leaked``: its gold
+    pairs with an uncovered occurrence (the document leaks when ``leaked > 0``).
+    """
+
+    tp: int
+    fp: int
+    fn: int
+    gold: int
+    leaked: int
+
+    @classmethod
+    def from_score(cls, score: DocumentScore) -> DocumentCounts:
+        """The counts of a `score_document` result."""
+        return cls(tp=len(score.gold & score.predicted), fp=len(score.predicted - score.gold),
+                   fn=len(score.gold - score.predicted), gold=len(score.gold),
+                   leaked=len(score.leaked))
+
+    def to_dict(self) -> dict[str, int]:
+        """``{"tp", "fp", "fn", "gold", "leaked"}``."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> DocumentCounts:
+        """The inverse of `to_dict` (an `EvaluationError` names a missing or wrong field)."""
+        return _dataclass_from(cls, data, "counts")
+
+
+def document_counts(records: Iterable[Mapping],
+                    predictions: Iterable[Mapping]) -> tuple[DocumentCounts, ...]:
+    """Per-document counts of `predictions` on `records`, in record order (the input of
+    `bootstrap_counts` and `paired_bootstrap_counts`)."""
+    return tuple(DocumentCounts.from_score(s) for s in score_documents(records, predictions))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with its bootstrap percentile interval ``[low, high]`` at `level`.
+
+    >>> Interval(0.5, 0.4, 0.6).format()
+    '0.500 [0.400, 0.600]'
+    """
+
+    estimate: float
+    low: float
+    high: float
+    level: float = 0.95
+
+    def format(self, digits: int = 3) -> str:
+        """``estimate [low, high]``: numbers only, the same in every language."""
+        return f"{self.estimate:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+    def excludes_zero(self) -> bool:
+        """True when zero lies outside ``[low, high]``."""
+        return self.low > 0 or self.high < 0
+
+
+@dataclass(frozen=True)
+class Difference(Interval):
+    """The difference A - B of one metric between two systems, on the same documents.
+
+    `higher_is_better` says which sign favours A (True for F1, False for a leak rate).
+    `verdict` is ``"better"`` (A is better) or ``"worse"`` only when the interval
+    excludes zero, and ``"inconclusive"`` otherwise.
+
+    >>> Difference(0.03, -0.01, 0.07, higher_is_better=True).verdict
+    'inconclusive'
+    >>> Difference(-0.05, -0.09, -0.01, higher_is_better=False).verdict
+    'better'
+    """
+
+    higher_is_better: bool = True
+
+    @property
+    def verdict(self) -> str:
+        if not self.excludes_zero():
+            return "inconclusive"
+        return "better" if (self.low > 0) == self.higher_is_better else "worse"
+
+    def format(self, digits: int = 3) -> str:
+        """``+0.030 [-0.010, +0.070]``: a signed difference with its interval."""
+        return (f"{self.estimate:+.{digits}f} [{self.low:+.{digits}f}, "
+                f"{self.high:+.{digits}f}]")
+
+
+#: The metrics of `BootstrapIntervals`, with the label `format` prints.
+BOOTSTRAP_METRICS: tuple[tuple[str, str], ...] = (
+    ("precision", "entity precision"),
+    ("recall", "entity recall"),
+    ("f1", "entity F1"),
+    ("documents_leak_rate", "leak rate (documents)"),
+    ("entities_leak_rate", "leak rate (entities)"),
+)
+
+
+@dataclass(frozen=True)
+class BootstrapIntervals:
+    """Entity precision, recall and F1 and both leak rates of one system, each an
+    `Interval`, from `resamples` bootstrap resamples of its `documents` documents drawn
+    with `seed`."""
+
+    precision: Interval
+    recall: Interval
+    f1: Interval
+    documents_leak_rate: Interval
+    entities_leak_rate: Interval
+    documents: int
+    resamples: int
+    seed: int
+
+    def format(self, digits: int = 3) -> str:
+        """One line per metric: label, estimate and interval."""
+        pct = f"{self.f1.level:.0%}"
+        return "\n".join(f"{label:<22}{getattr(self, key).format(digits)}  ({pct} interval, "
+                         f"{self.resamples} resamples of {self.documents} documents)"
+                         for key, label in BOOTSTRAP_METRICS)
+
+    def to_dict(self) -> dict:
+        """Plain JSON data: each metric's estimate, low, high and level, and the settings."""
+        return {**{key: asdict(getattr(self, key)) for key, _ in BOOTSTRAP_METRICS},
+                "documents": self.documents, "resamples": self.resamples, "seed": self.seed}
+
+
+#: The metrics of `PairedComparison`, with the label `format` prints.
+PAIRED_METRICS: tuple[tuple[str, str], ...] = (
+    ("f1", "entity F1"),
+    ("documents_leak_rate", "leak rate (documents)"),
+)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """System A against system B on the same documents: the differences A - B of entity F1
+    and of the document leak rate, each a `Difference` with its verdict for A."""
+
+    f1: Difference
+    documents_leak_rate: Difference
+    documents: int
+    resamples: int
+    seed: int
+
+    def format(self, digits: int = 3, names: tuple[str, str] = ("A", "B")) -> str:
+        """One line per metric: ``entity F1 A - B  +0.030 [-0.010, +0.070]  inconclusive``."""
+        a, b = names
+        return "\n".join(
+            f"{label:<22}{a} - {b}  {getattr(self, key).format(digits)}  "
+            f"{getattr(self, key).verdict}" for key, label in PAIRED_METRICS)
+
+    def to_dict(self) -> dict:
+        """Plain JSON data: each difference with its interval and verdict, and the settings."""
+        return {**{key: {**asdict(getattr(self, key)), "verdict": getattr(self, key).verdict}
+                   for key, _ in PAIRED_METRICS},
+                "documents": self.documents, "resamples": self.resamples, "seed": self.seed}
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """The `q` quantile of sorted values, interpolated linearly (numpy's default)."""
+    position = q * (len(ordered) - 1)
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def _check_settings(documents: int, n: int, level: float) -> None:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError("n must be an int")
+    if n < 1:
+        raise EvaluationError("bootstrap: n must be at least 1", reason="n must be at least 1")
+    if not 0 < level < 1:
+        raise EvaluationError("bootstrap: level must lie between 0 and 1",
+                              reason="level must lie between 0 and 1")
+    if documents == 0:
+        raise EvaluationError("bootstrap: no documents to resample",
+                              reason="no documents to resample")
+
+
+class _Columns:
+    """Per-document counts as columns, summed over a resample in C (`itemgetter`)."""
+
+    def __init__(self, counts: Sequence[DocumentCounts]) -> None:
+        self.tp = [c.tp for c in counts]
+        self.fp = [c.fp for c in counts]
+        self.fn = [c.fn for c in counts]
+        self.gold = [c.gold for c in counts]
+        self.leaked = [c.leaked for c in counts]
+        self.leaking = [int(c.leaked > 0) for c in counts]
+        self.documents = len(counts)
+
+    def metrics(self, pick: itemgetter | None) -> tuple[float, ...]:
+        """Precision, recall, F1, document and entity leak rate over the picked documents
+        (all of them when `pick` is None)."""
+        def total(column: list[int]) -> int:
+            return sum(pick(column)) if pick is not None else sum(column)
+
+        scores = Scores.from_counts(total(self.tp), total(self.fp), total(self.fn))
+        return (scores.precision, scores.recall, scores.f1,
+                _rate(total(self.leaking), self.documents),
+                _rate(total(self.leaked), total(self.gold)))
+
+
+def _resamples(documents: int, n: int, seed: int):
+    """`n` seeded resamples of ``range(documents)`` with replacement, as itemgetters that
+    always return a tuple."""
+    rng = random.Random(seed)
+    population = range(documents)
+    for _ in range(n):
+        picks = rng.choices(population, k=documents)
+        yield itemgetter(*picks) if documents > 1 else (lambda column, i=picks[0]: (column[i],))
+
+
+def _interval(estimate: float, values: list[float], level: float) -> tuple[float, float, float]:
+    ordered = sorted(values)
+    tail = (1 - level) / 2
+    return estimate, _percentile(ordered, tail), _percentile(ordered, 1 - tail)
+
+
+def bootstrap_counts(counts: Sequence[DocumentCounts], *, n: int = 1000, seed: int = 0,
+                     level: float = 0.95) -> BootstrapIntervals:
+    """Percentile intervals of entity precision, recall and F1 and both leak rates from
+    per-document counts.
+
+    Each of the `n` resamples draws ``len(counts)`` documents with replacement
+    (`random.Random(seed)`) and recomputes the three metrics from the summed counts; the
+    interval is the central `level` share of the resampled values (interpolated between
+    neighbours, as numpy's default percentile), the estimate the metric of the documents
+    as given.
+
+    >>> docs = [DocumentCounts(tp=1, fp=0, fn=0, gold=1, leaked=0),
+    ...         DocumentCounts(tp=0, fp=1, fn=1, gold=1, leaked=1)]
+    >>> ci = bootstrap_counts(docs, n=200, seed=0)
+    >>> ci.f1.estimate, ci.documents_leak_rate.estimate
+    (0.5, 0.5)
+    >>> 0.0 <= ci.f1.low <= ci.f1.estimate <= ci.f1.high <= 1.0
+    True
+    """
+    counts = list(counts)
+    _check_settings(len(counts), n, level)
+    columns = _Columns(counts)
+    samples = [columns.metrics(pick) for pick in _resamples(len(counts), n, seed)]
+    estimates = columns.metrics(None)
+    intervals = {key: Interval(*_interval(estimates[i], [s[i] for s in samples], level), level)
+                 for i, (key, _) in enumerate(BOOTSTRAP_METRICS)}
+    return BootstrapIntervals(**intervals, documents=len(counts), resamples=n, seed=seed)
+
+
+def bootstrap_intervals(records: Iterable[Mapping], predictions: Iterable[Mapping], *,
+                        n: int = 1000, seed: int = 0,
+                        level: float = 0.95) -> BootstrapIntervals:
+    """`evaluate`'s entity precision, recall, F1 and leak rates with bootstrap intervals
+    over documents.
+
+    The estimates equal those of ``evaluate(records, predictions)``; see
+    `bootstrap_counts` for the resampling.
+
+    >>> rec = {"id": "d1", "source_text": "Call Alpha Beta at 555-0100", "entities": [
+    ...     {"type": "PERSON", "value": "Alpha Beta"}, {"type": "PHONE", "value": "555-0100"}]}
+    >>> pred = {"id": "d1", "output": "PHONE\\t555-0100", "parse_success": True}
+    >>> ci = bootstrap_intervals([rec], [pred], n=100, seed=0)
+    >>> ci.f1.format(), ci.documents_leak_rate.format()
+    ('0.667 [0.667, 0.667]', '1.000 [1.000, 1.000]')
+    """
+    return bootstrap_counts(document_counts(records, predictions), n=n, seed=seed, level=level)
+
+
+def paired_bootstrap_counts(counts_a: Sequence[DocumentCounts],
+                            counts_b: Sequence[DocumentCounts], *, n: int = 1000,
+                            seed: int = 0, level: float = 0.95) -> PairedComparison:
+    """Paired bootstrap of two systems' per-document counts on the same documents (in the
+    same order): each resample draws one set of documents and scores both systems on it,
+    so that what the documents share cancels out of the difference A - B.
+
+    >>> a = [DocumentCounts(1, 0, 0, 1, 0)] * 40 + [DocumentCounts(0, 0, 1, 1, 1)] * 10
+    >>> b = [DocumentCounts(0, 0, 1, 1, 1)] * 50
+    >>> cmp = paired_bootstrap_counts(a, b, n=200, seed=0)
+    >>> cmp.f1.verdict, cmp.documents_leak_rate.verdict
+    ('better', 'better')
+    """
+    counts_a, counts_b = list(counts_a), list(counts_b)
+    if len(counts_a) != len(counts_b):
+        reason = "the two systems must be scored on the same documents"
+        raise EvaluationError(f"paired bootstrap: {reason}", reason=reason)
+    if [c.gold for c in counts_a] != [c.gold for c in counts_b]:
+        reason = "the two systems' documents have different gold pairs"
+        raise EvaluationError(f"paired bootstrap: {reason}", reason=reason)
+    _check_settings(len(counts_a), n, level)
+    col_a, col_b = _Columns(counts_a), _Columns(counts_b)
+    f1, docs = 2, 3  # positions in `_Columns.metrics`
+
+    def differences(pick: itemgetter | None) -> tuple[float, float]:
+        a, b = col_a.metrics(pick), col_b.metrics(pick)
+        return a[f1] - b[f1], a[docs] - b[docs]
+
+    samples = [differences(pick) for pick in _resamples(len(counts_a), n, seed)]
+    estimate = differences(None)
+    f1, docs = (Difference(*_interval(estimate[i], [d[i] for d in samples], level), level,
+                           higher_is_better=better)
+                for i, better in ((0, True), (1, False)))
+    return PairedComparison(f1=f1, documents_leak_rate=docs, documents=len(counts_a),
+                            resamples=n, seed=seed)
+
+
+def paired_bootstrap(records: Iterable[Mapping], predictions_a: Iterable[Mapping],
+                     predictions_b: Iterable[Mapping], *, n: int = 1000, seed: int = 0,
+                     level: float = 0.95) -> PairedComparison:
+    """Compare system A with system B on the same `records`: the differences A - B of
+    entity F1 and of the document leak rate, with paired bootstrap intervals and a
+    verdict for A (``"better"``, ``"worse"`` or ``"inconclusive"``); see
+    `paired_bootstrap_counts`.
+
+    >>> rec = {"id": "d1", "source_text": "Call Alpha Beta at 555-0100", "entities": [
+    ...     {"type": "PERSON", "value": "Alpha Beta"}, {"type": "PHONE", "value": "555-0100"}]}
+    >>> a = [{"id": "d1", "output": "PHONE\\t555-0100", "parse_success": True}]
+    >>> b = [{"id": "d1", "output": "", "parse_success": False}]
+    >>> paired_bootstrap([rec], a, b, n=100).f1.format()
+    '+0.667 [+0.667, +0.667]'
+    """
+    records = list(records)
+    return paired_bootstrap_counts(document_counts(records, predictions_a),
+                                   document_counts(records, predictions_b),
+                                   n=n, seed=seed, level=level)

@@ -245,3 +245,223 @@ def test_baseline_report_is_consistent_on_the_test_split(corpus):
     assert res.entities.over_redaction_rate == pytest.approx(e.fp / (e.tp + e.fp))
     assert res.tokenization.round_trip_rate == 1.0
     assert res.tokenization.deterministic_rate == 1.0
+
+
+# --- stored results read back --------------------------------------------------------------
+
+
+def _baseline(records):
+    from piilab.baseline import baseline_output
+    from piilab.predictions import make_prediction
+
+    return [make_prediction(r["id"], baseline_output(r["source_text"]), r["source_text"])
+            for r in records]
+
+
+def test_from_dict_is_the_inverse_of_to_dict_through_json(corpus):
+    import json
+
+    from piilab.evaluation import EvaluationResult
+
+    records = corpus["test"][:80]
+    result = evaluate(records, _baseline(records))
+    back = EvaluationResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert back == result and back.to_dict() == result.to_dict()
+    assert list(back.per_type) == list(LABELS)
+
+
+@pytest.mark.parametrize("path, reason", [
+    (("entity", "tp"), "missing field entity.tp"),
+    (("per_type", "PHONE"), "missing field per_type.PHONE"),
+    (("tokenization",), "missing field tokenization"),
+])
+def test_from_dict_names_a_missing_field(path, reason):
+    from piilab.evaluation import EvaluationResult
+
+    data = evaluate([], []).to_dict()
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    del parent[path[-1]]
+    with pytest.raises(EvaluationError, match=reason):
+        EvaluationResult.from_dict(data)
+
+
+def test_from_dict_refuses_a_mistyped_count_without_echoing_it():
+    from piilab.evaluation import EvaluationResult
+
+    data = evaluate([], []).to_dict()
+    data["entity"]["fp"] = "secret-7"
+    with pytest.raises(EvaluationError, match=r"entity\.fp has the wrong type") as info:
+        EvaluationResult.from_dict(data)
+    assert "secret-7" not in str(info.value)
+
+
+# --- bootstrap intervals over documents ----------------------------------------------------
+
+
+def test_doctests_pass():
+    import doctest
+
+    from piilab import evaluation
+
+    assert doctest.testmod(evaluation).failed == 0
+
+
+def test_bootstrap_estimates_are_the_evaluate_result_and_reruns_are_identical(corpus):
+    from piilab.evaluation import bootstrap_intervals
+
+    records = corpus["test"][:100]
+    preds = _baseline(records)
+    result = evaluate(records, preds)
+    ci = bootstrap_intervals(records, preds, n=300, seed=0)
+    assert ci == bootstrap_intervals(records, preds, n=300, seed=0)
+    assert ci != bootstrap_intervals(records, preds, n=300, seed=1)
+    assert (ci.documents, ci.resamples, ci.seed) == (100, 300, 0)
+    assert ci.precision.estimate == result.entity.precision
+    assert ci.recall.estimate == result.entity.recall
+    assert ci.f1.estimate == result.entity.f1
+    assert ci.documents_leak_rate.estimate == result.documents.leak_rate
+    assert ci.entities_leak_rate.estimate == result.entities.leak_rate
+    for interval in (ci.precision, ci.recall, ci.f1, ci.documents_leak_rate,
+                     ci.entities_leak_rate):
+        assert 0.0 <= interval.low <= interval.high <= 1.0 and interval.level == 0.95
+
+
+def test_bootstrap_is_evaluate_on_resampled_documents(corpus):
+    # The counts shortcut must give what scoring each resample from scratch gives.
+    import random
+
+    from piilab.evaluation import bootstrap_intervals, score_documents, summarize
+
+    records = corpus["test"][:30]
+    preds = _baseline(records)
+    scores = score_documents(records, preds)
+    rng = random.Random(5)
+    f1s, leaks = [], []
+    for _ in range(40):
+        sample = summarize(rng.choices(scores, k=len(scores)))
+        f1s.append(sample.entity.f1)
+        leaks.append(sample.entities.leak_rate)
+    ci = bootstrap_intervals(records, preds, n=40, seed=5, level=0.5)
+
+    def percentile(values, q):  # numpy's default: linear between neighbours
+        values = sorted(values)
+        pos = q * (len(values) - 1)
+        lo = int(pos)
+        return values[lo] + (values[min(lo + 1, len(values) - 1)] - values[lo]) * (pos - lo)
+
+    assert ci.f1.low == pytest.approx(percentile(f1s, 0.25))
+    assert ci.f1.high == pytest.approx(percentile(f1s, 0.75))
+    assert ci.entities_leak_rate.low == pytest.approx(percentile(leaks, 0.25))
+    assert ci.entities_leak_rate.high == pytest.approx(percentile(leaks, 0.75))
+
+
+def test_identical_documents_give_an_interval_of_zero_width():
+    from piilab.evaluation import DocumentCounts, bootstrap_counts
+
+    ci = bootstrap_counts([DocumentCounts(tp=2, fp=1, fn=1, gold=3, leaked=1)] * 20, n=50)
+    assert ci.f1.low == ci.f1.estimate == ci.f1.high == pytest.approx(2 / 3)
+    assert ci.documents_leak_rate.format() == "1.000 [1.000, 1.000]"
+
+
+def test_more_documents_give_a_narrower_interval():
+    from piilab.evaluation import DocumentCounts, bootstrap_counts
+
+    mixed = [DocumentCounts(1, 0, 0, 1, 0), DocumentCounts(0, 0, 1, 1, 1)]
+    small, large = bootstrap_counts(mixed * 10, n=500), bootstrap_counts(mixed * 200, n=500)
+    assert small.f1.estimate == large.f1.estimate == 0.6666666666666666
+    assert large.f1.high - large.f1.low < (small.f1.high - small.f1.low) / 2
+
+
+@pytest.mark.parametrize("kwargs, reason", [
+    ({"n": 0}, "n must be at least 1"),
+    ({"level": 1.0}, "level must lie between 0 and 1"),
+])
+def test_bootstrap_settings_are_checked(kwargs, reason):
+    from piilab.evaluation import DocumentCounts, bootstrap_counts
+
+    with pytest.raises(EvaluationError, match=reason):
+        bootstrap_counts([DocumentCounts(1, 0, 0, 1, 0)], **kwargs)
+    with pytest.raises(EvaluationError, match="no documents"):
+        bootstrap_counts([])
+    with pytest.raises(TypeError):
+        bootstrap_counts([DocumentCounts(1, 0, 0, 1, 0)], n=10.0)
+
+
+def test_document_counts_round_trip_and_sum_to_the_result(corpus):
+    from piilab.evaluation import DocumentCounts, document_counts
+
+    records = corpus["test"][:50]
+    preds = _baseline(records)
+    counts = document_counts(records, preds)
+    result = evaluate(records, preds)
+    assert [DocumentCounts.from_dict(c.to_dict()) for c in counts] == list(counts)
+    assert sum(c.tp for c in counts) == result.entity.tp
+    assert sum(c.fn for c in counts) == result.entity.fn
+    assert sum(c.leaked > 0 for c in counts) / len(counts) == result.documents.leak_rate
+
+
+# --- paired comparison -----------------------------------------------------------------------
+
+
+def test_a_system_against_itself_is_inconclusive(corpus):
+    from piilab.evaluation import paired_bootstrap
+
+    records = corpus["test"][:60]
+    preds = _baseline(records)
+    same = paired_bootstrap(records, preds, preds, n=200)
+    for diff in (same.f1, same.documents_leak_rate):
+        assert (diff.estimate, diff.low, diff.high) == (0.0, 0.0, 0.0)
+        assert diff.verdict == "inconclusive"
+
+
+def test_the_oracle_is_better_than_the_baseline_and_swapping_negates(corpus):
+    from piilab.evaluation import paired_bootstrap
+
+    records = corpus["test"][:100]
+    oracle, rules = oracle_predictions(records), _baseline(records)
+    ahead = paired_bootstrap(records, oracle, rules, n=300, seed=3)
+    behind = paired_bootstrap(records, rules, oracle, n=300, seed=3)
+    assert ahead.f1.verdict == "better" and ahead.f1.low > 0
+    assert ahead.documents_leak_rate.verdict == "better" and ahead.documents_leak_rate.high < 0
+    assert behind.f1.verdict == "worse" and behind.documents_leak_rate.verdict == "worse"
+    assert behind.f1.low == pytest.approx(-ahead.f1.high)
+    assert behind.f1.high == pytest.approx(-ahead.f1.low)
+    result_o, result_r = evaluate(records, oracle), evaluate(records, rules)
+    assert ahead.f1.estimate == pytest.approx(result_o.entity.f1 - result_r.entity.f1)
+
+
+def test_a_verdict_needs_an_interval_that_excludes_zero():
+    from piilab.evaluation import Difference
+
+    assert Difference(0.2, 0.0, 0.4).verdict == "inconclusive"  # zero is inside
+    assert Difference(0.2, 0.01, 0.4).verdict == "better"
+    assert Difference(0.2, 0.01, 0.4, higher_is_better=False).verdict == "worse"
+    assert Difference(-0.1, -0.2, -0.01, higher_is_better=False).verdict == "better"
+    assert Difference(-0.1, -0.2, -0.01).format() == "-0.100 [-0.200, -0.010]"
+
+
+def test_paired_counts_must_describe_the_same_documents():
+    from piilab.evaluation import DocumentCounts, paired_bootstrap_counts
+
+    one = [DocumentCounts(1, 0, 0, 1, 0)]
+    with pytest.raises(EvaluationError, match="same documents"):
+        paired_bootstrap_counts(one, one * 2)
+    with pytest.raises(EvaluationError, match="different gold pairs"):
+        paired_bootstrap_counts(one, [DocumentCounts(0, 0, 2, 2, 0)])
+
+
+def test_intervals_and_comparisons_are_plain_json(corpus):
+    import json
+
+    from piilab.evaluation import bootstrap_intervals, paired_bootstrap
+
+    records = corpus["test"][:40]
+    oracle, rules = oracle_predictions(records), _baseline(records)
+    ci = bootstrap_intervals(records, rules, n=50)
+    cmp = paired_bootstrap(records, oracle, rules, n=50)
+    data = json.loads(json.dumps({"ci": ci.to_dict(), "cmp": cmp.to_dict()}))
+    assert data["ci"]["f1"]["low"] == ci.f1.low and data["ci"]["resamples"] == 50
+    assert data["cmp"]["f1"]["verdict"] == cmp.f1.verdict
+    assert len(ci.format().splitlines()) == 5 and len(cmp.format().splitlines()) == 2

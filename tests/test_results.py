@@ -251,3 +251,36 @@ def test_the_readme_classifier_table_says_what_the_rows_score():
     # "meets the goal on documents leaking and misses the F1 and over-redaction goals"
     assert m["documents_leak_rate"] <= 0.20 and m["entity"]["f1"] < 0.88
     assert m["over_redaction_rate"] > 0.12
+
+
+# ------------------------------------------------------------ one schema for stored results
+
+
+def test_metrics_summary_is_a_projection_of_the_stored_result(corpus):
+    from piilab.course.results import SUMMARY_PATHS
+    from piilab.evaluation import EvaluationResult
+
+    records = corpus["test"][:30]
+    result = evaluate(records, oracle_predictions(records))
+    stored = json.loads(json.dumps(result.to_dict()))  # as `piilab evaluate --json` writes it
+    assert metrics_summary(stored) == metrics_summary(result)
+    assert metrics_summary(EvaluationResult.from_dict(stored)) == metrics_summary(result)
+    tree = result.to_dict()
+    for key, path in SUMMARY_PATHS:
+        value = tree
+        for part in path:
+            value = value[part]
+        assert metrics_summary(result)[key] == value
+    # every key of a committed row's metrics block is a path of the one schema
+    assert set(read_runs(RUNS)[-1]["metrics"]) >= {key for key, _ in SUMMARY_PATHS}
+
+
+def test_the_tool_gives_rows_the_readers_run_id():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("record_run", REPO / "tools" / "record_run.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.run_id_of is run_id_of
+    row = _row()
+    assert run_id_of(row) == row["run_id"]

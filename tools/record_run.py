@@ -48,6 +48,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from piilab.course.results import run_id_of
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
@@ -264,7 +266,7 @@ def record_detector(args, argv, code_state: dict) -> int:
                                             run_dir / "predictions_wide_test.jsonl")
         row["wide_test"] = {"eval": {"split": "wide test", **block}, "metrics": wmetrics,
                             "data": _manifest_block(Path(args.wide))}
-    row["run_id"] = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:12]
+    row["run_id"] = run_id_of(row)  # the reader's own formula: read_runs verifies it
     out = Path(args.out)
     with out.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
@@ -442,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         if config is None or config.method != "lora":
             parser.error("--save-adapter needs a LoRA run")
         row["adapter"] = save_adapter_fp16(Path(run_dir) / "adapter", Path(args.save_adapter))
-    row["run_id"] = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:12]
+    row["run_id"] = run_id_of(row)  # the reader's own formula: read_runs verifies it
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a", encoding="utf-8") as fh:

@@ -1,9 +1,14 @@
 """`piilab evaluate`, `piilab oracle`, `piilab baseline` (chapter 04).
 
 Errors name the file and line of the offending record, never its id or a value
-(an id is data too). ``baseline --out`` (predictions repeat PII: mode 0600) and
-``evaluate --json`` (metrics only: the umask's mode) never replace an input
-file, and replace an existing file only with ``--force``.
+(an id is data too). ``evaluate --bootstrap N [--seed S]`` adds bootstrap intervals
+over documents (one line per metric); ``--compare OTHER`` scores a second
+predictions file on the same records and prints the paired differences with their
+intervals and verdicts (1000 resamples unless ``--bootstrap`` says otherwise); with
+``--json`` the file gains a ``bootstrap`` and a ``compare`` block beside the result
+(``EvaluationResult.from_dict`` still reads it). ``baseline --out`` (predictions
+repeat PII: mode 0600) and ``evaluate --json`` (metrics only: the umask's mode)
+never replace an input file, and replace an existing file only with ``--force``.
 """
 
 from __future__ import annotations
@@ -15,7 +20,17 @@ from pathlib import Path
 from piilab.baseline import baseline_output
 from piilab.cli import CLIError, doing
 from piilab.dataset import dataset_files, load_dataset_lines, read_jsonl_lines
-from piilab.evaluation import EvaluationError, evaluate, format_report, oracle_predictions
+from piilab.evaluation import (
+    DocumentCounts,
+    EvaluationError,
+    EvaluationResult,
+    bootstrap_counts,
+    format_report,
+    oracle_predictions,
+    paired_bootstrap_counts,
+    score_documents,
+    summarize,
+)
 from piilab.files import check_outputs, write_atomic
 from piilab.generator import SPLITS
 from piilab.predictions import make_prediction, write_predictions
@@ -27,6 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--predictions", required=True, help='JSONL of {"id","output","parse_success"}')
     p.add_argument("--json", dest="json_out", help="also write the result as JSON here")
     p.add_argument("--force", action="store_true", help="replace the --json file if it exists")
+    p.add_argument("--bootstrap", type=_resample_count, default=None, metavar="N",
+                   help="95%% bootstrap intervals over documents from N resamples")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    p.add_argument("--compare", metavar="OTHER",
+                   help="a second predictions file on the same records: paired differences "
+                        "(--predictions minus OTHER) with intervals and verdicts")
     p.set_defaults(func=cmd_evaluate)
 
     p = subparsers.add_parser("oracle", help="feed every target_tsv back: must score perfectly")
@@ -43,6 +64,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 Located = list[tuple[str, int]]  # (file, line) of each record, in order
 
+#: Resamples when ``--compare`` is given without ``--bootstrap``.
+DEFAULT_RESAMPLES = 1000
+
+
+def _resample_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("N must be a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("N must be at least 1")
+    return value
+
 
 def _read(path: str) -> tuple[list[dict], Located]:
     with doing("cannot read"):
@@ -58,29 +92,61 @@ def _load(directory: str) -> tuple[dict[str, list[dict]], dict[str, Located]]:
              for name, lines in splits.items()})
 
 
-def _evaluate(records: list[dict], predictions: list[dict], where: dict[str, Located]) -> dict:
-    """`evaluate`, with an error pointing at the file and line of the record at fault."""
+def _score(records: list[dict], predictions: list[dict],
+           where: dict[str, Located]) -> tuple[EvaluationResult, list[DocumentCounts]]:
+    """`evaluate` and the per-document counts, with an error pointing at the file and line
+    of the record at fault."""
     try:
-        return evaluate(records, predictions)
+        scores = score_documents(records, predictions)
     except EvaluationError as exc:
         if exc.source in where and exc.index is not None:
             path, lineno = where[exc.source][exc.index]
             raise CLIError(f"{path}:{lineno}: {exc.reason}") from None
         raise CLIError("the records or predictions are invalid") from None
+    return summarize(scores), [DocumentCounts.from_score(s) for s in scores]
+
+
+def _evaluate(records: list[dict], predictions: list[dict],
+              where: dict[str, Located]) -> EvaluationResult:
+    return _score(records, predictions, where)[0]
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    check_outputs([args.json_out], inputs=[args.records, args.predictions], force=args.force)
+    inputs = [args.records, args.predictions] + ([args.compare] if args.compare else [])
+    check_outputs([args.json_out], inputs=inputs, force=args.force)
     records, record_lines = _read(args.records)
     predictions, prediction_lines = _read(args.predictions)
-    result = _evaluate(records, predictions,
-                       {"records": record_lines, "predictions": prediction_lines})
+    result, counts = _score(records, predictions,
+                            {"records": record_lines, "predictions": prediction_lines})
+    payload = result.to_dict()
+    lines = [format_report(result, title=f"{Path(args.predictions).name} on "
+                                         f"{Path(args.records).name} ({len(records)} documents)")]
+    if args.bootstrap:
+        intervals = bootstrap_counts(counts, n=args.bootstrap, seed=args.seed)
+        payload["bootstrap"] = intervals.to_dict()
+        lines += ["", intervals.format()]
+    if args.compare:
+        other_predictions, other_lines = _read(args.compare)
+        other, other_counts = _score(records, other_predictions,
+                                     {"records": record_lines, "predictions": other_lines})
+        n = args.bootstrap or DEFAULT_RESAMPLES
+        paired = paired_bootstrap_counts(counts, other_counts, n=n, seed=args.seed)
+        payload["compare"] = {"result": other.to_dict(), "paired": paired.to_dict()}
+        lines += ["", format_report(other, title=f"{Path(args.compare).name} on "
+                                                 f"{Path(args.records).name} "
+                                                 f"({len(records)} documents)")]
+        if args.bootstrap:
+            other_intervals = bootstrap_counts(other_counts, n=n, seed=args.seed)
+            payload["compare"]["bootstrap"] = other_intervals.to_dict()
+            lines += ["", other_intervals.format()]
+        lines += ["", f"paired bootstrap ({n} resamples, seed {args.seed}): "
+                      f"A = {Path(args.predictions).name}, B = {Path(args.compare).name}",
+                  paired.format(names=("A", "B"))]
     if args.json_out:  # written before anything is printed: an error prints one line only
         with doing("cannot write"):
             write_atomic(args.json_out,
-                         (json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n").encode())
-    print(format_report(result, title=f"{Path(args.predictions).name} on "
-                                      f"{Path(args.records).name} ({len(records)} documents)"))
+                         (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode())
+    print("\n".join(lines))
     if args.json_out:
         print(f"wrote {args.json_out}")
     return 0

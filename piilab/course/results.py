@@ -10,8 +10,9 @@ lists the fields). This module is the reading side:
 - `summarize_run(row)` reduces a row to the columns of the chapter's results table:
   model, data version (generator version + manifest hash), a one-line training
   configuration, commit, hardware and the headline metrics;
-- `metrics_summary(result)` cuts an `piilab.evaluation.evaluate` result down to the
-  ``metrics`` block of a row, so that a system evaluated live (the rule-based
+- `metrics_summary(result)` cuts an `piilab.evaluation.evaluate` result (or its stored
+  `to_dict` form) down to the ``metrics`` block of a row, a projection of that one schema
+  (`SUMMARY_PATHS`), so that a system evaluated live (the rule-based
   baseline) sits in the same table as the recorded runs (`table_row`);
 - `format_table(rows)` prints the table as plain text, one column per run;
 - `latest_systems(rows)` picks the last row of each named system (``system``: the
@@ -30,7 +31,6 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from piilab.evaluation import EvaluationResult
 
 __all__ = [
     "REQUIRED_FIELDS",
+    "SUMMARY_PATHS",
     "TABLE_FIELDS",
     "RunsFileError",
     "config_summary",
@@ -162,17 +163,38 @@ def config_summary(config: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-def metrics_summary(result: EvaluationResult) -> dict[str, Any]:
-    """The ``metrics`` block of a recorded row, from an `evaluate` result (the same fields
-    ``tools/record_run.py`` keeps)."""
-    return {
-        "entity": asdict(result.entity),
-        "documents_leak_rate": result.documents.leak_rate,
-        "entities_leak_rate": result.entities.leak_rate,
-        "over_redaction_rate": result.entities.over_redaction_rate,
-        "hallucination_rate": result.entities.hallucination_rate,
-        "parse_success_rate": result.parse.success_rate,
-    }
+#: The ``metrics`` block of a recorded row: each key and its path in
+#: `EvaluationResult.to_dict` (the one schema; the block is a projection of it).
+SUMMARY_PATHS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("entity", ("entity",)),
+    ("documents_leak_rate", ("documents", "leak_rate")),
+    ("entities_leak_rate", ("entities", "leak_rate")),
+    ("over_redaction_rate", ("entities", "over_redaction_rate")),
+    ("hallucination_rate", ("entities", "hallucination_rate")),
+    ("parse_success_rate", ("parse", "success_rate")),
+)
+
+
+def metrics_summary(result: EvaluationResult | Mapping[str, Any]) -> dict[str, Any]:
+    """The ``metrics`` block of a recorded row: `SUMMARY_PATHS` read from
+    ``result.to_dict()``. `result` is an `evaluate` result or its stored `to_dict` form
+    (``piilab evaluate --json``), which is read back with `EvaluationResult.from_dict`.
+
+    >>> from piilab.evaluation import evaluate
+    >>> summary = metrics_summary(evaluate([], []))
+    >>> list(summary) == [key for key, _ in SUMMARY_PATHS]
+    True
+    """
+    if not isinstance(result, EvaluationResult):
+        result = EvaluationResult.from_dict(result)
+    tree = result.to_dict()
+    summary = {}
+    for key, path in SUMMARY_PATHS:
+        value: Any = tree
+        for part in path:
+            value = value[part]
+        summary[key] = value
+    return summary
 
 
 def table_row(*, run: str, model: str, data: str, commit: str, hardware: str, documents: int,
