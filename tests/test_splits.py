@@ -1,7 +1,10 @@
-"""Leakage audit and family split (SPEC section 7): `piilab.splits`, `piilab audit/resplit`."""
+"""Leakage audit and family split (docs/contract.md, "Leakage audit and family split"):
+`piilab.splits`, `piilab audit/resplit`."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import random
 import unicodedata
@@ -13,6 +16,7 @@ from piilab.cli import main
 from piilab.dataset import verify_dataset
 from piilab.labels import LABELS
 from piilab.splits import (
+    SplitAudit,
     SplitError,
     audit_splits,
     family_groups,
@@ -70,12 +74,12 @@ def test_audit_finds_planted_exact_duplicates_in_nfc():
         "test": [rec("s1", "또 다른 문서 하나", "d")],
     }
     audit = audit_splits(splits)
-    pair = audit["pairs"]["train/validation"]
-    assert pair["exact_duplicates"] == 1
-    assert pair["exact_duplicate_records"] == {"train": 1, "validation": 1}
-    assert pair["exact_duplicate_ids"] == ["t1", "v1"]
-    assert audit["pairs"]["train/test"]["exact_duplicates"] == 0
-    assert audit["groups_spanning_splits"] == 1
+    pair = audit.pairs["train/validation"]
+    assert pair.exact_duplicates == 1
+    assert pair.exact_duplicate_records == {"train": 1, "validation": 1}
+    assert pair.exact_duplicate_ids == ("t1", "v1")
+    assert audit.pairs["train/test"].exact_duplicates == 0
+    assert audit.groups_spanning_splits == 1
     assert not leak_free(audit)
 
 
@@ -87,11 +91,11 @@ def test_audit_finds_planted_near_duplicates():
                      [("PERSON", "박로운"), ("PHONE", "010-1999-0000")]),
                  rec("s2", "고객 박로운 님께 연락", "b", [("PERSON", "박로운")])],
     }
-    pair = audit_splits(splits)["pairs"]["train/test"]
-    assert pair["exact_duplicates"] == 0
-    assert pair["shared_families"] == 0
-    assert pair["shared_skeletons"] == 1
-    assert pair["shared_skeleton_records"] == {"train": 1, "test": 1}
+    pair = audit_splits(splits).pairs["train/test"]
+    assert pair.exact_duplicates == 0
+    assert pair.shared_families == 0
+    assert pair.shared_skeletons == 1
+    assert pair.shared_skeleton_records == {"train": 1, "test": 1}
 
 
 def test_audit_counts_groups_once_however_many_splits_and_copies():
@@ -102,23 +106,23 @@ def test_audit_counts_groups_once_however_many_splits_and_copies():
         "test": [rec("s1", same), rec("s2", "y", "g")],
     }
     audit = audit_splits(splits)
-    assert audit["groups_spanning_splits"] == 1  # one unique source, in three splits
-    assert audit["splits"]["train"]["duplicate_records"] == 1
-    assert audit["splits"]["train"]["unique_sources"] == 2
-    assert audit["pairs"]["train/test"]["exact_duplicates"] == 1
-    assert audit["pairs"]["train/test"]["exact_duplicate_records"] == {"train": 2, "test": 1}
-    assert audit["pairs"]["train/test"]["shared_families"] == 2
-    assert audit["pairs"]["train/test"]["shared_family_ids"] == ["f", "g"]
-    assert audit["families_spanning_splits"] == 2
+    assert audit.groups_spanning_splits == 1  # one unique source, in three splits
+    assert audit.splits["train"].duplicate_records == 1
+    assert audit.splits["train"].unique_sources == 2
+    assert audit.pairs["train/test"].exact_duplicates == 1
+    assert audit.pairs["train/test"].exact_duplicate_records == {"train": 2, "test": 1}
+    assert audit.pairs["train/test"].shared_families == 2
+    assert audit.pairs["train/test"].shared_family_ids == ("f", "g")
+    assert audit.families_spanning_splits == 2
 
 
 def test_audit_has_every_pair_in_the_given_order():
     splits = {name: [rec(name, name, name)] for name in ("c", "a", "b")}
-    assert list(audit_splits(splits)["pairs"]) == ["c/a", "c/b", "a/b"]
+    assert list(audit_splits(splits).pairs) == ["c/a", "c/b", "a/b"]
 
 
 def test_audit_output_carries_no_source_text(corpus):
-    text = json.dumps(audit_splits(corpus), ensure_ascii=False)
+    text = json.dumps(audit_splits(corpus).to_dict(), ensure_ascii=False)
     assert not any(r["source_text"] in text for r in corpus["test"])
     assert not any(e["value"] in text for r in corpus["test"] for e in r["entities"]
                    if len(e["value"]) > 4)
@@ -133,14 +137,51 @@ def test_audit_error_names_record_and_field_not_text():
 
 def test_default_corpus_audit_is_reported_as_it_is(corpus):
     audit = audit_splits(corpus)
-    assert list(audit["pairs"]) == ["train/validation", "train/test", "validation/test"]
+    assert list(audit.pairs) == ["train/validation", "train/test", "validation/test"]
     families = len({r["template_id"] for split in corpus.values() for r in split})
-    for pair in audit["pairs"].values():
-        assert pair["shared_families"] == families  # every family is in every split
-        assert pair["shared_skeletons"] > 0
-    assert audit["groups_spanning_splits"] == 0  # no identical source, by construction
+    for pair in audit.pairs.values():
+        assert pair.shared_families == families  # every family is in every split
+        assert pair.shared_skeletons > 0
+    assert audit.groups_spanning_splits == 0  # no identical source, by construction
     assert not leak_free(audit)
 
+
+
+def test_the_audit_is_frozen_and_its_dict_is_plain_json(corpus):
+    audit = audit_splits(corpus)
+    assert isinstance(audit, SplitAudit)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        audit.groups_spanning_splits = 5
+    plain = audit.to_dict()
+    assert json.loads(json.dumps(plain)) == plain  # lists and dicts only, no tuples
+    assert list(plain) == ["splits", "pairs", "groups_spanning_splits",
+                           "families_spanning_splits", "skeletons_spanning_splits"]
+    pair = plain["pairs"]["train/test"]
+    assert pair["shared_families"] == audit.pairs["train/test"].shared_families
+    assert pair["shared_family_ids"] == list(audit.pairs["train/test"].shared_family_ids)
+    # The mapping view of the contract reads the same plain data.
+    assert dict(audit) == plain
+    assert audit["pairs"]["train/test"]["shared_skeletons"] == pair["shared_skeletons"]
+    # leak_free reads both forms alike.
+    assert leak_free(audit) is leak_free(plain) is audit.leak_free is False
+
+
+def _sha256(data) -> str:
+    return hashlib.sha256(json.dumps(data, ensure_ascii=False).encode()).hexdigest()
+
+
+#: The family split (seed 0) of the default corpus and the audits, as computed before
+#: `piilab.splits` became a package: the refactor changed no byte of either.
+FAMILY_SPLIT_SHA256 = "860ec22439c3eb056b1af6a8f855e6da8681b2b7dca132de17aed75c66c6fd96"
+CORPUS_AUDIT_SHA256 = "ee4a5b44994cb06168f3a8638b9b8385a29f204de1a3a282d5b34ea3a8724e38"
+DEVIATION_SHA256 = "199c80e271f468706edd69d6cdce9061fa4406f24dee487a5dc47ce1cd069276"
+
+
+def test_the_split_and_the_audit_of_the_default_corpus_are_pinned(corpus, all_records):
+    family = family_split(all_records, seed=0)
+    assert _sha256(family) == FAMILY_SPLIT_SHA256
+    assert _sha256(audit_splits(corpus).to_dict()) == CORPUS_AUDIT_SHA256
+    assert _sha256(split_deviation(family)) == DEVIATION_SHA256
 
 # --------------------------------------------------------------------------------
 # Groups and the family split
@@ -184,11 +225,11 @@ def resplit(all_records):
 def test_family_split_leaves_zero_shared_sources_families_and_skeletons(resplit):
     audit = audit_splits(resplit)
     assert leak_free(audit)
-    for pair in audit["pairs"].values():
-        assert pair["exact_duplicates"] == pair["shared_families"] == 0
-        assert pair["shared_skeletons"] == 0
-        assert pair["shared_family_ids"] == pair["exact_duplicate_ids"] == []
-    assert audit["groups_spanning_splits"] == 0
+    for pair in audit.pairs.values():
+        assert pair.exact_duplicates == pair.shared_families == 0
+        assert pair.shared_skeletons == 0
+        assert pair.shared_family_ids == pair.exact_duplicate_ids == ()
+    assert audit.groups_spanning_splits == 0
 
 
 def test_family_split_keeps_every_record_once_and_sets_the_split_field(resplit, all_records):

@@ -21,7 +21,7 @@ import json
 import math
 from pathlib import Path
 
-from piilab.augment import augment_records, gold_problems
+from piilab.augment import augment_records
 from piilab.cli import CLIError, doing
 from piilab.dataset import (
     MANIFEST,
@@ -36,8 +36,10 @@ from piilab.dataset import (
 from piilab.files import check_outputs, write_atomic
 from piilab.generator import DEFAULT_SEED, SPLITS
 from piilab.inputs import InputError, loads_json
+from piilab.records import gold_problems
 from piilab.splits import (
     DEFAULT_TARGETS,
+    SplitAudit,
     audit_splits,
     family_split,
     leak_free,
@@ -78,7 +80,7 @@ def _load_checked(directory: str, copies: int) -> tuple[list[dict], list[str]]:
 
     Checked here, before any work, so that every message names the line of
     the record at fault and never its id: the fields (`validate_record`), ids
-    unique across the splits, the gold annotation (`piilab.augment.gold_problems`,
+    unique across the splits, the gold annotation (`piilab.records.gold_problems`,
     which augmentation needs) and the ids the augmented copies will take.
     """
     with doing("cannot read"):
@@ -107,35 +109,35 @@ def _load_checked(directory: str, copies: int) -> tuple[list[dict], list[str]]:
     return records, where
 
 
-def format_audit(audit: dict) -> str:
+def format_audit(audit: SplitAudit) -> str:
     """The audit as a plain-text table (counts only)."""
     lines = [f"{'split':<12}{'records':>9}{'unique sources':>16}{'families':>10}"
              f"{'skeletons':>11}"]
-    for name, s in audit["splits"].items():
-        lines.append(f"{name:<12}{s['records']:>9}{s['unique_sources']:>16}{s['families']:>10}"
-                     f"{s['skeletons']:>11}")
+    for name, s in audit.splits.items():
+        lines.append(f"{name:<12}{s.records:>9}{s.unique_sources:>16}{s.families:>10}"
+                     f"{s.skeletons:>11}")
     lines.append("")
     lines.append(f"{'pair':<18}{'exact duplicates':>18}{'shared families':>17}"
                  f"{'shared skeletons':>18}")
-    for pair, p in audit["pairs"].items():
-        lines.append(f"{pair:<18}{p['exact_duplicates']:>18}{p['shared_families']:>17}"
-                     f"{p['shared_skeletons']:>18}")
+    for pair, p in audit.pairs.items():
+        lines.append(f"{pair:<18}{p.exact_duplicates:>18}{p.shared_families:>17}"
+                     f"{p.shared_skeletons:>18}")
     lines.append("")
     lines.append("records of the second split of a pair that share a source, a family or a "
                  "skeleton with the first:")
-    for pair, p in audit["pairs"].items():
+    for pair, p in audit.pairs.items():
         second = pair.split("/")[1]
-        total = audit["splits"][second]["records"]
-        lines.append(f"  {pair:<18} source {p['exact_duplicate_records'][second]:>5}/{total}"
-                     f"   family {p['shared_family_records'][second]:>5}/{total}"
-                     f"   skeleton {p['shared_skeleton_records'][second]:>5}/{total}")
+        total = audit.splits[second].records
+        lines.append(f"  {pair:<18} source {p.exact_duplicate_records[second]:>5}/{total}"
+                     f"   family {p.shared_family_records[second]:>5}/{total}"
+                     f"   skeleton {p.shared_skeleton_records[second]:>5}/{total}")
     lines.append("")
     lines.append(f"unique sources in two or more splits (groups spanning splits): "
-                 f"{audit['groups_spanning_splits']}")
-    lines.append(f"families in two or more splits: {audit['families_spanning_splits']}")
-    lines.append(f"skeletons in two or more splits: {audit['skeletons_spanning_splits']}")
+                 f"{audit.groups_spanning_splits}")
+    lines.append(f"families in two or more splits: {audit.families_spanning_splits}")
+    lines.append(f"skeletons in two or more splits: {audit.skeletons_spanning_splits}")
     lines.append("verdict: " + ("no shared source, family or skeleton across splits"
-                                if leak_free(audit) else "the splits share the counts above"))
+                                if audit.leak_free else "the splits share the counts above"))
     return "\n".join(lines)
 
 
@@ -149,7 +151,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     audit = audit_splits(splits)  # validated records: every field it reads is there
     if args.json_out:  # written before anything is printed: an error prints one line only
         with doing("cannot write"):
-            write_atomic(args.json_out, _json_bytes(audit))
+            write_atomic(args.json_out, _json_bytes(audit.to_dict()))
     print(f"leakage audit of {args.dir}")
     print(format_audit(audit))
     if args.json_out:

@@ -27,7 +27,7 @@ from typing import Any
 from piilab.course.exercises import CheckResult, _say
 from piilab.labels import LABELS
 from piilab.matching import find_occurrences
-from piilab.splits import DEFAULT_TARGETS, DIGITS_MARK, audit_splits, leak_free, skeleton
+from piilab.splits import DEFAULT_TARGETS, DIGITS_MARK, audit_splits, skeleton
 
 __all__ = [
     "SIZE_TOLERANCE",
@@ -201,14 +201,14 @@ def check_family_split(answer: Any, *, lang: str | None = None) -> CheckResult:
         ))
     splits = {name: [by_id[i] for i in split_ids] for name, split_ids in ids.items()}
     audit = audit_splits(splits)
-    if not leak_free(audit):
-        pair, counts = max(audit["pairs"].items(),
-                           key=lambda item: (item[1]["shared_families"],
-                                             item[1]["shared_skeletons"]))
-        families = counts["shared_families"]
+    if not audit.leak_free:
+        pair, counts = max(audit.pairs.items(),
+                           key=lambda item: (item[1].shared_families,
+                                             item[1].shared_skeletons))
+        families = counts.shared_families
         return CheckResult(False, _say(
             lang, "ch05.split_leakage_one_family" if families == 1 else "ch05.split_leakage",
-            pair=pair, families=families, skeletons=counts["shared_skeletons"],
+            pair=pair, families=families, skeletons=counts.shared_skeletons,
         ))
     total = sum(len(records) for records in splits.values())
     shares = {name: len(splits[name]) / total for name in DEFAULT_TARGETS}
