@@ -11,14 +11,15 @@ The algorithm, in the order the chapter explains it (SPEC section 5):
 
 1. NFC-normalize the source and the values; trim; uppercase the types; drop
    empty values; reject unknown types; deduplicate (`normalize_candidates`).
-2. Find every occurrence of every candidate, literal or variant
-   (`piilab.matching.occurrence_spans`, the unsorted form of
-   `find_occurrences`). When one span is an occurrence of
-   several candidates, a literal beats a variant, and then the type-priority
-   order of `LABELS` decides.
+2. Find the occurrences of every candidate, literal or variant, with the
+   rules of `piilab.matching` (`find_occurrences` lists them all). When one
+   span is an occurrence of several candidates, a literal beats a variant,
+   and then the type-priority order of `LABELS` decides.
 3. Sweep the occurrences once, left to right: at each position the longest
    one wins; the sweep continues after it, so matches never overlap
-   (steps 2 and 3 are `longest_matches`).
+   (steps 2 and 3 are `longest_matches`). The sweep asks each spelling only
+   for its next occurrence after the cursor, so occurrences that start
+   inside a match are never looked for.
 4. Number tokens per type in source order, keyed by (type, matched spelling):
    the same spelling reuses its token, another spelling of the same name gets
    its own token. A token name that already occurs in the source is skipped
@@ -35,11 +36,13 @@ not protect the mapping, which holds every masked value and must be stored
 like the original document. Nothing here logs or prints; error messages name
 types and positions, never values.
 
-Cost: each candidate's spellings are searched with `str.find` and its numeric
-variants read off the digit runs of the source; the occurrences are sorted
-once and swept once. No span is ever compared with every other span, so for
-a given set of candidates the cost grows linearly with the length of the
-document.
+Cost: each spelling is searched with `str.find`, from the cursor on, and the
+numeric variants are read off the digit runs of the source once; a heap keeps
+the next occurrence of each spelling in order. No span is ever compared with
+every other span, and a spelling is searched again only when a match passes
+its next occurrence, so the cost grows linearly with the length of the
+document, even where the candidates overlap at every position (a run of one
+character and candidates that are substrings of each other).
 
 >>> result = mask_text("김가상 / 김 가 상 / [PERSON_1]", [("PERSON", "김가상")])
 >>> result.masked_text
@@ -50,19 +53,28 @@ document.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from piilab.labels import LABEL_PRIORITY, LABELS, PairError, nfc, normalize_pair
-from piilab.matching import digit_runs, occurrence_spans
+from piilab.matching import (
+    digit_sequence,
+    is_numeric_value,
+    is_numeric_variant,
+    next_occurrence,
+    numeric_spans,
+    spellings,
+)
 
 __all__ = [
     "TOKEN_PATTERN",
     "Candidate",
     "MaskResult",
     "Span",
+    "first_occurrences",
     "leftmost_longest",
     "longest_matches",
     "mask_text",
@@ -228,25 +240,67 @@ def longest_matches(
     """Steps 2 and 3: the matches of one left-to-right sweep, ``(start, end, label)``.
 
     `source` is NFC; `pairs` are normalized ``(label, value)`` pairs
-    (`normalize_candidates`). Every occurrence of every pair is collected, one
-    owner per span (a literal beats a variant, then the `LABELS` order); then
-    the sweep takes, at each free position, the longest occurrence starting
-    there and continues after it. The matches are in source order and never
-    overlap.
+    (`normalize_candidates`). The sweep keeps a cursor and a heap of
+    occurrences (`first_occurrences`): for each spelling, its next occurrence
+    at or after the cursor. The top of the heap is the leftmost occurrence, at
+    one start the longest, for one span the best owner. A top that starts
+    before the cursor lies inside a match: its spelling is searched again from
+    the cursor. Any other top is a match, and the cursor moves to its end. The
+    matches are in source order and never overlap, and an occurrence that
+    starts inside a match is never looked for.
 
     >>> longest_matches("김가상어, 김 가 상", [("PERSON", "김가상"), ("REL", "상어")])
     [(0, 3, 'PERSON'), (6, 11, 'PERSON')]
     """
-    # Step 2: every occurrence; the owner of each span is its best rank, lower wins.
-    runs = list(digit_runs(source))  # (found once for all the numeric values)
-    owner: dict[tuple[int, int], tuple[bool, int]] = {}
+    heap = first_occurrences(source, pairs)  # (start, -end, rank, spelling)
+    heapq.heapify(heap)
+    matches: list[tuple[int, int, str]] = []
+    cursor = 0
+    while heap:
+        start, minus_end, rank, spelling = heap[0]
+        if start >= cursor:  # step 3: a match; the sweep continues after it
+            cursor = -minus_end
+            matches.append((start, cursor, LABELS[rank[1]]))
+            continue
+        start = next_occurrence(source, spelling, cursor) if spelling else -1
+        if start == -1:  # a numeric variant, or a spelling that occurs no more
+            heapq.heappop(heap)
+        else:
+            heapq.heapreplace(heap, (start, -start - len(spelling), rank, spelling))
+    return matches
+
+
+def first_occurrences(
+    source: str, pairs: Iterable[tuple[str, str]]
+) -> list[tuple[int, int, tuple[bool, int], str]]:
+    """Step 2: ``(start, -end, rank, spelling)`` for the first occurrence of each spelling.
+
+    A spelling's rank (lower wins) is the best of the candidates that spell it
+    so: a literal beats a variant, then the `LABELS` order decides. Numeric
+    variants are read off the digit runs, all of them at once (`spelling` is
+    ``""``); a spelling shaped like a numeric variant is among them, so it is
+    not searched.
+    """
+    ranks: dict[str, tuple[bool, int]] = {}
+    numeric: dict[str, list[tuple[str, int]]] = {}  # digit sequence -> (value, priority)
     for label, value in pairs:
         priority = LABEL_PRIORITY[label]
-        for span, literal in occurrence_spans(source, label, value, runs).items():
-            rank = (not literal, priority)
-            if span not in owner or rank < owner[span]:
-                owner[span] = rank
-    return leftmost_longest(owner)
+        for spelling in spellings(label, value):
+            rank = (spelling != value, priority)
+            ranks[spelling] = min(rank, ranks.get(spelling, rank))
+        if is_numeric_value(value):
+            numeric.setdefault(digit_sequence(value), []).append((value, priority))
+    found = []
+    for spelling, rank in ranks.items():
+        if not is_numeric_variant(spelling):
+            start = next_occurrence(source, spelling)
+            if start != -1:
+                found.append((start, -start - len(spelling), rank, spelling))
+    for start, end in numeric_spans(source, numeric):
+        text = source[start:end]
+        rank = min((text != value, priority) for value, priority in numeric[digit_sequence(text)])
+        found.append((start, -end, rank, ""))
+    return found
 
 
 def leftmost_longest(
@@ -256,8 +310,9 @@ def leftmost_longest(
 
     Leftmost first, and at one start the longest first; the sweep continues
     after each match, so the matches never overlap. The label of a match is
-    its owner's (``LABELS[priority]``). `longest_matches` and the opt-in
-    `piilab.masking_index` both end here.
+    its owner's (``LABELS[priority]``). `longest_matches` gives the same
+    matches without collecting every occurrence first; the opt-in
+    `piilab.masking_index` ends here.
 
     >>> leftmost_longest({(0, 3): (False, 0), (0, 5): (True, 4), (2, 7): (False, 0)})
     [(0, 5, 'PHONE')]

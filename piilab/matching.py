@@ -58,6 +58,7 @@ __all__ = [
     "is_ascii_digit",
     "is_numeric_value",
     "is_numeric_variant",
+    "next_occurrence",
     "numeric_spans",
     "occurrence_spans",
     "person_variants",
@@ -295,6 +296,21 @@ def _group_edges(text: str, run_start: int) -> tuple[dict[int, int], dict[int, i
     return starts, ends
 
 
+def next_occurrence(source: str, spelling: str, position: int = 0) -> int:
+    """Where `spelling` first occurs in `source` at or after `position`, within boundaries.
+
+    -1 when it does not occur there. Occurrences that break the numeric
+    boundary rule are skipped, so the search goes on after them.
+
+    >>> next_occurrence("12345 / 1234", "1234"), next_occurrence("12345", "1234")
+    (8, -1)
+    """
+    start = source.find(spelling, position)
+    while start != -1 and not within_boundaries(source, start, start + len(spelling)):
+        start = source.find(spelling, start + 1)
+    return start
+
+
 class Occurrence(NamedTuple):
     """One place where a value (or a permitted variant) occurs: ``source[start:end]``.
 
@@ -338,8 +354,8 @@ def occurrence_spans(
     """The occurrences of `find_occurrences` as ``{(start, end): literal}``, in no order.
 
     This is where the matching rules run; `find_occurrences` sorts its result into
-    `Occurrence` tuples. The masker reads this dict directly (it ranks and sorts the
-    spans of all its candidates together).
+    `Occurrence` tuples. (The masker applies the same rules lazily: it asks
+    `next_occurrence` for one occurrence at a time, from its cursor on.)
 
     >>> occurrence_spans("010 1234 5678 / 010-1234-5678", "PHONE", "010-1234-5678")
     {(16, 29): True, (0, 13): False}
@@ -347,12 +363,11 @@ def occurrence_spans(
     found: dict[tuple[int, int], bool] = {}
     for spelling in spellings(label, value):
         literal = spelling == value
-        start = source.find(spelling)
+        start = next_occurrence(source, spelling)
         while start != -1:
             end = start + len(spelling)
-            if within_boundaries(source, start, end):
-                found[start, end] = found.get((start, end), False) or literal
-            start = source.find(spelling, start + 1)
+            found[start, end] = found.get((start, end), False) or literal
+            start = next_occurrence(source, spelling, start + 1)
     if value and is_numeric_value(value):
         for start, end in numeric_spans(source, (digit_sequence(value),), runs):
             found[start, end] = found.get((start, end), False) or source[start:end] == value
@@ -367,12 +382,8 @@ def has_match(source: str, label: str, value: str) -> bool:
     >>> has_match("id alias999 / 123456", "ACCOUNT", "alias123456")
     False
     """
-    for spelling in spellings(label, value):
-        start = source.find(spelling)
-        while start != -1:
-            if within_boundaries(source, start, start + len(spelling)):
-                return True
-            start = source.find(spelling, start + 1)
+    if any(next_occurrence(source, spelling) != -1 for spelling in spellings(label, value)):
+        return True
     return bool(value) and is_numeric_value(value) and bool(
         numeric_spans(source, (digit_sequence(value),))
     )

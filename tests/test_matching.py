@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from piilab.labels import LABELS
-from piilab.masking import longest_matches
+from piilab.masking import leftmost_longest, longest_matches
 from piilab.matching import (
     PERSON_JOINERS,
     Occurrence,
@@ -313,6 +313,57 @@ def test_sweep_does_not_match_past_the_end_of_the_source():
     # Found by hypothesis against an indexed scan: a 7-character variant sharing its first
     # two characters with a 6-character literal was "found" in a 6-character source.
     assert longest_matches("김 가 상김", [("PERSON", "김 가 상김")]) == [(0, 6, "PERSON")]
+
+
+class CountingSource(str):
+    """A source that counts the `str.find` calls made on it: the sweep's work, not its time."""
+
+    finds = 0
+
+    def find(self, *args: object) -> int:
+        self.finds += 1
+        return super().find(*args)
+
+
+def all_occurrences_sweep(source, candidates):
+    """The sweep as SPEC section 5 states it: every occurrence collected, ranked, then swept."""
+    owner = {}
+    for label, value in candidates:
+        for (start, end), literal in occurrence_spans(source, label, value).items():
+            rank = (not literal, LABELS.index(label))
+            owner[start, end] = min(rank, owner.get((start, end), rank))
+    return leftmost_longest(owner)
+
+
+# Repetitive text with candidates that are substrings of each other (issue 37, N11): every
+# candidate occurs at almost every position, but the sweep only looks from its cursor on.
+REPETITIVE = {
+    "letters": lambda n, k: ("Z" * n, [("PERSON", "Z" * (2 + i)) for i in range(k)]),
+    "digits": lambda n, k: ("1" * n, [("ACCOUNT", "1" * (2 + i)) for i in range(k)]),
+    "spaced": lambda n, k: (" ".join("Z" * n), [("PERSON", "Z" * (2 + i)) for i in range(5)]
+                            + [("REL", " ".join("Z" * (1 + i))) for i in range(k)]),
+    "mixed": lambda n, k: ("Z1" * n, [("PERSON", "Z1" * (1 + i)) for i in range(k)]
+                           + [("ACCOUNT", "1")]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REPETITIVE))
+def test_sweep_work_is_linear_in_the_length_whatever_the_overlaps(case):
+    work = {}
+    for n in (1000, 2000):
+        for k in (20, 40):
+            text, candidates = REPETITIVE[case](n, k)
+            source = CountingSource(text)
+            matches = longest_matches(source, candidates)
+            if n == 1000:
+                assert matches == all_occurrences_sweep(text, candidates)
+            work[n, k] = source.finds
+            # About one search per character at most, however many candidates overlap
+            # (collecting every occurrence makes one per candidate per character).
+            assert source.finds <= len(text) + 5 * len(candidates), (n, k, source.finds)
+    # Twice the text, about twice the work; twice the candidates, about the same work.
+    assert work[2000, 40] <= 2.2 * work[1000, 40] + 10
+    assert work[2000, 40] <= 1.2 * work[2000, 20] + 10
 
 
 def test_precomputed_digit_runs_give_the_same_occurrences():
