@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -124,3 +125,26 @@ def test_validate_record_never_echoes_a_swapped_type_value_pair():
         validate_record(record)
     assert "r1" in str(info.value) and "entities[0]" in str(info.value)
     assert "김비밀" not in str(info.value)
+
+
+def test_wide_generate_on_a_small_disk_checks_records_not_scale(tmp_path, monkeypatch, capsys):
+    # A 1 MB disk: ten wide records (about 7 kB) fit; the default corpus (--scale 1,
+    # about 1.5 MB) and 900,000 wide records do not, and each refusal names its option.
+    monkeypatch.setattr("shutil.disk_usage",
+                        lambda path: SimpleNamespace(total=10**7, used=9 * 10**6, free=10**6))
+    out = tmp_path / "small" / "w"
+    assert main(["generate", "--profile", "wide", "--records", "10", "--out", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert sum(split["records"] for split in manifest["splits"].values()) == 10
+    capsys.readouterr()
+
+    assert main(["generate", "--profile", "wide", "--records", "900000",
+                 "--out", str(tmp_path / "w2")]) == 2
+    err = capsys.readouterr().err
+    assert "--records 900,000 needs about" in err and "--scale" not in err
+    assert not (tmp_path / "w2").exists()
+
+    assert main(["generate", "--out", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "--scale 1 needs about 1.5 MB" in err and "1.0 MB is free" in err
+    assert not (tmp_path / "d").exists()
