@@ -284,3 +284,44 @@ def test_the_tool_gives_rows_the_readers_run_id():
     assert tool.run_id_of is run_id_of
     row = _row()
     assert run_id_of(row) == row["run_id"]
+
+
+# ------------------------------------------------- per-document counts of recorded systems
+
+COUNTS = REPO / "results" / "holdout_counts.json"
+HOLDOUT = REPO / "data" / "holdout" / "holdout.jsonl"
+
+
+def test_committed_document_counts_give_the_recorded_holdout_metrics():
+    from piilab.course.results import latest_systems, read_document_counts
+    from piilab.evaluation import bootstrap_counts
+
+    counts = read_document_counts(COUNTS, HOLDOUT)
+    stored = json.loads(COUNTS.read_text(encoding="utf-8"))
+    rows = latest_systems(read_runs(RUNS))
+    assert len(counts) >= 2
+    for name, docs in counts.items():
+        row = rows[name]
+        assert stored["systems"][name]["run_id"] == row["run_id"]
+        recorded = row["holdout"]["metrics"]
+        assert [sum(getattr(c, k) for c in docs) for k in ("tp", "fp", "fn")] == [
+            recorded["entity"][k] for k in ("tp", "fp", "fn")]
+        ci = bootstrap_counts(docs, n=20)
+        assert ci.f1.estimate == pytest.approx(recorded["entity"]["f1"])
+        assert ci.documents_leak_rate.estimate == pytest.approx(recorded["documents_leak_rate"])
+        assert ci.entities_leak_rate.estimate == pytest.approx(recorded["entities_leak_rate"])
+
+
+def test_document_counts_of_other_records_are_refused(tmp_path):
+    from piilab.course.results import read_document_counts
+
+    other = tmp_path / "other.jsonl"
+    other.write_text("{}\n", encoding="utf-8")
+    with pytest.raises(RunsFileError, match=r"records_sha256 is not the SHA-256 of other\.jsonl"):
+        read_document_counts(COUNTS, other)
+    broken = json.loads(COUNTS.read_text(encoding="utf-8"))
+    next(iter(broken["systems"].values()))["counts"][3] = [1, 2]
+    path = tmp_path / "counts.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(RunsFileError, match="rows of 5 integers"):
+        read_document_counts(path)

@@ -14,6 +14,9 @@ lists the fields). This module is the reading side:
   `to_dict` form) down to the ``metrics`` block of a row, a projection of that one schema
   (`SUMMARY_PATHS`), so that a system evaluated live (the rule-based
   baseline) sits in the same table as the recorded runs (`table_row`);
+- `read_document_counts(path)` reads ``results/holdout_counts.json`` (written by
+  ``tools/document_counts.py``): per-document counts of recorded systems on the holdout,
+  the input of `piilab.evaluation.bootstrap_counts` and `paired_bootstrap_counts`;
 - `format_table(rows)` prints the table as plain text, one column per run;
 - `latest_systems(rows)` picks the last row of each named system (``system``: the
   name a row was recorded under, e.g. ``SmolLM2-135M + LoRA``) for the comparison of
@@ -35,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from piilab.errors import PiilabError
-from piilab.evaluation import EvaluationResult
+from piilab.evaluation import DocumentCounts, EvaluationResult
 
 __all__ = [
     "REQUIRED_FIELDS",
@@ -47,6 +50,7 @@ __all__ = [
     "format_table",
     "latest_systems",
     "metrics_summary",
+    "read_document_counts",
     "read_runs",
     "run_id_of",
     "summarize_run",
@@ -126,6 +130,41 @@ def read_runs(path: str | os.PathLike, *, verify: bool = True) -> list[dict[str,
                                 "(rows are written by tools/record_run.py, never edited)")
         rows.append(row)
     return rows
+
+
+def read_document_counts(path: str | os.PathLike,
+                         records: str | os.PathLike | None = None
+                         ) -> dict[str, tuple[DocumentCounts, ...]]:
+    """The per-document counts of each system in a counts file (``tools/document_counts.py``),
+    by system name, in the file's order; each tuple is in the order of the records.
+
+    With `records` (the records file the counts were made on), a file whose
+    ``records_sha256`` is not that file's is refused: its counts belong to other documents.
+    Raises `RunsFileError` naming the file and the field.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        raise RunsFileError(f"{path.name}: not valid JSON") from None
+    fields = [f.name for f in DocumentCounts.__dataclass_fields__.values()]
+    if not isinstance(data, dict) or data.get("fields") != fields:
+        raise RunsFileError(f"{path.name}: field 'fields' must be {fields}")
+    if records is not None:
+        digest = hashlib.sha256(Path(records).read_bytes()).hexdigest()
+        if data.get("records_sha256") != digest:
+            raise RunsFileError(f"{path.name}: records_sha256 is not the SHA-256 of "
+                                f"{Path(records).name}")
+    out = {}
+    for name, block in data.get("systems", {}).items():
+        rows = block.get("counts") if isinstance(block, dict) else None
+        if not isinstance(rows, list) or len(rows) != data.get("documents") or not all(
+                isinstance(row, list) and len(row) == len(fields)
+                and all(isinstance(x, int) for x in row) for row in rows):
+            raise RunsFileError(f"{path.name}: the counts of a system are not "
+                                f"{data.get('documents')} rows of {len(fields)} integers")
+        out[name] = tuple(DocumentCounts(*row) for row in rows)
+    return out
 
 
 def data_version(data: Mapping[str, Any]) -> str:
