@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import random
-import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from piilab import safe_values as SV
 from piilab import templates as T
@@ -33,6 +31,10 @@ from piilab.checksums import invalid_card_number, invalid_rrn
 from piilab.errors import PiilabError
 from piilab.labels import LABELS
 from piilab.records import entities_in_order, new_record, overlapping_occurrences
+from piilab.templating import Piece
+from piilab.templating import compile as compile_template
+from piilab.templating import join as join_parts
+from piilab.templating import render as render_template
 
 GENERATOR_VERSION = "1.0.0"
 DEFAULT_SEED = 42
@@ -45,11 +47,6 @@ SPLIT_SIZES: dict[str, dict[str, int]] = {
 }
 SPLITS: tuple[str, ...] = tuple(SPLIT_SIZES)
 LANGUAGES: tuple[str, ...] = ("ko", "en")
-
-# A template piece in braces: a slot (`PERSON`, `PHONE2`, `PERSON@spaced`), a decoy
-# (`@ORDER`) or a phrasing choice (`a|b`).
-_BRACES = re.compile(r"\{([^{}]*)\}")
-_SLOT = re.compile(r"^(?P<label>[A-Z]+?)(?P<n>\d?)(?:@(?P<form>spaced))?$")
 
 #: How many times a record is redrawn when two of its gold values would overlap.
 MAX_ATTEMPTS = 50
@@ -78,11 +75,12 @@ def _person(rng: random.Random, lang: str, ctx: dict) -> str:
     return name
 
 
+#: The years a document's person is born in, ``randrange(*BIRTH_YEARS)``.
+BIRTH_YEARS = (1950, 2006)
+
+
 def _birth_date(rng: random.Random, ctx: dict) -> _dt.date:
-    if "birth_date" not in ctx:
-        ctx["birth_date"] = _dt.date(rng.randrange(1950, 2006), rng.randrange(1, 13),
-                                     rng.randrange(1, 29))
-    return ctx["birth_date"]
+    return SV.birth_date(rng, ctx, BIRTH_YEARS)
 
 
 def _dob(rng: random.Random, lang: str, ctx: dict) -> str:
@@ -228,53 +226,15 @@ DECOY_KINDS = ("SWITCHBOARD", "ORDER", "AMOUNT", "PRODUCT", "DATE", "TICKET")
 
 
 # --------------------------------------------------------------------------------
-# Rendering one record.
+# Rendering one record (the grammar and the renderer are `piilab.templating`'s).
 # --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Piece:
-    kind: str  # "text" | "slot" | "decoy" | "choice"
-    text: str = ""
-    label: str = ""
-    key: str = ""  # slot key: label plus its digit ("PERSON2")
-    spaced: bool = False
-    options: tuple[str, ...] = ()
-
-
-def _compile(text: str) -> tuple[_Piece, ...]:
-    """Split a template into text, slot, decoy and choice pieces."""
-    pieces: list[_Piece] = []
-    pos = 0
-    for m in _BRACES.finditer(text):
-        if m.start() > pos:
-            pieces.append(_Piece("text", text=text[pos:m.start()]))
-        body = m.group(1)
-        if "|" in body:
-            pieces.append(_Piece("choice", options=tuple(body.split("|"))))
-        elif body.startswith("@"):
-            if body[1:] not in DECOY_KINDS:
-                raise GenerationError(f"unknown decoy {body!r}")
-            pieces.append(_Piece("decoy", label=body[1:]))
-        else:
-            sm = _SLOT.match(body)
-            if not sm or sm.group("label") not in LABELS:
-                raise GenerationError(f"unknown slot {body!r}")
-            pieces.append(_Piece("slot", label=sm.group("label"),
-                                 key=sm.group("label") + sm.group("n"),
-                                 spaced=bool(sm.group("form"))))
-        pos = m.end()
-    if pos < len(text):
-        pieces.append(_Piece("text", text=text[pos:]))
-    return tuple(pieces)
-
-
-_COMPILED: dict[str, tuple[_Piece, ...]] = {t.template_id: _compile(t.text) for t in T.TEMPLATES}
-
-
-def _spaced(value: str) -> str:
-    """``김가상`` -> ``김 가 상`` (the spaced variant a masker must still catch)."""
-    return " ".join(value.replace(" ", ""))
+_COMPILED: dict[str, tuple[Piece, ...]] = {
+    t.template_id: compile_template(t.text, labels=LABELS, decoys=DECOY_KINDS,
+                                    where=f"template {t.template_id}")
+    for t in T.TEMPLATES
+}
 
 
 def _render(template: T.Template, rng: random.Random) -> tuple[str, list[dict[str, str]]]:
@@ -293,18 +253,9 @@ def _render(template: T.Template, rng: random.Random) -> tuple[str, list[dict[st
                 raise GenerationError(f"{template.template_id}: no distinct value for {p.key}")
             values[p.key] = v
             used.add(v)
-    out: list[str] = []
-    for p in pieces:
-        if p.kind == "text":
-            out.append(p.text)
-        elif p.kind == "choice":
-            out.append(rng.choice(p.options))
-        elif p.kind == "decoy":
-            out.append(_decoy(p.label, rng, template.language))
-        else:
-            v = values[p.key]
-            out.append(_spaced(v) if p.spaced else v)
-    source = "".join(out)
+    parts = render_template(pieces, rng, value=lambda p: values[p.key],
+                            decoy=lambda kind: _decoy(kind, rng, template.language))
+    source, _ = join_parts(parts)
     # Entities: unique (type, value) pairs in order of first literal occurrence.
     label_of = {values[p.key]: p.label for p in pieces if p.kind == "slot"}
     return source, entities_in_order(source, [(label, value) for value, label in label_of.items()])

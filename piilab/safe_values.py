@@ -30,6 +30,7 @@ draw and a test checks it stays inside the set here.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import random
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ __all__ = [
     "KO_SWITCHBOARD_PREFIXES",
     "US_FICTION_EXCHANGE",
     "amount",
+    "birth_date",
     "digits",
     "group",
     "ko_unassigned_group",
@@ -80,6 +82,23 @@ def group(number: str, sizes: Sequence[int], sep: str) -> str:
     return sep.join(parts)
 
 
+def birth_date(rng: random.Random, ctx: dict, years: tuple[int, int]) -> _dt.date:
+    """The birth date of a document's person, drawn once per document and kept in
+    ``ctx["birth_date"]`` (so an RRN agrees with the date of birth next to it).
+
+    `years` is the generator's range, ``randrange(*years)``; days stop at 28, so every
+    month has them.
+
+    >>> ctx = {}
+    >>> birth_date(seeded_random("d"), ctx, (1950, 2006)) is ctx["birth_date"]
+    True
+    """
+    if "birth_date" not in ctx:
+        ctx["birth_date"] = _dt.date(rng.randrange(*years), rng.randrange(1, 13),
+                                     rng.randrange(1, 29))
+    return ctx["birth_date"]
+
+
 # --------------------------------------------------------------------------------
 # Unassigned number ranges
 # --------------------------------------------------------------------------------
@@ -100,9 +119,9 @@ def us_fiction_line(rng: random.Random) -> str:
 # --------------------------------------------------------------------------------
 
 
-def order_number(rng: random.Random) -> str:
-    """An order number, ``ORD-YYYYMM-NNNNN``."""
-    return f"ORD-{rng.randrange(2024, 2027)}{rng.randrange(1, 13):02d}-{digits(rng, 5)}"
+def order_number(rng: random.Random, years: tuple[int, int] = (2024, 2027)) -> str:
+    """An order number, ``ORD-YYYYMM-NNNNN`` (the year ``randrange(*years)``)."""
+    return f"ORD-{rng.randrange(*years)}{rng.randrange(1, 13):02d}-{digits(rng, 5)}"
 
 
 def amount(rng: random.Random, language: str, below: int) -> str:

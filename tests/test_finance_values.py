@@ -183,19 +183,27 @@ def test_one_partition_serves_the_md5_pools_and_the_sha256_augmentation_pool():
         partition("x", {"a": 0.0})
 
 
-def test_both_generators_draw_switchboards_from_the_one_set_of_company_prefixes():
+def test_the_three_generators_draw_switchboards_from_the_one_set_of_company_prefixes():
     from piilab import generator, safe_values
     from piilab import templates as course_vocabulary
+    from piilab.wide import values as wide_values
 
-    assert set(TPL.KO_SWITCHBOARD_DRAW) <= set(safe_values.KO_SWITCHBOARD_PREFIXES)
-    assert set(course_vocabulary.KO_SWITCHBOARD_PREFIXES) <= set(
-        safe_values.KO_SWITCHBOARD_PREFIXES)
+    for drawn in (TPL.KO_SWITCHBOARD_DRAW, course_vocabulary.KO_SWITCHBOARD_PREFIXES,
+                  wide_values.KO_SWITCHBOARD_DRAW):
+        assert set(drawn) <= set(safe_values.KO_SWITCHBOARD_PREFIXES)
     rng = random.Random(3)
     for make in (lambda: TPL._decoy("SWITCHBOARD", rng, "ko"),
                  lambda: generator._decoy("SWITCHBOARD", rng, "ko")):
         for _ in range(200):
             prefix, _, rest = make().partition("-")
             assert prefix in safe_values.KO_SWITCHBOARD_PREFIXES and re.fullmatch(r"\d{4}", rest)
+    # The wide corpus writes a Seoul office line (02-...) beside the company lines.
+    wide = [wide_values.decoy("SWITCHBOARD", rng, "ko") for _ in range(400)]
+    company = [w for w in wide if not w.startswith("02-")]
+    assert len(company) > 100
+    for number in company:
+        prefix, _, rest = number.partition("-")
+        assert prefix in safe_values.KO_SWITCHBOARD_PREFIXES and re.fullmatch(r"\d{4}", rest)
 
 
 def test_both_generators_write_phones_in_the_unassigned_ranges():

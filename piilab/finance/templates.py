@@ -7,7 +7,8 @@ customer service) and language, written in one to three phrasings. The family
 id is the row's *cluster*: it is part of every row's ``uid``, so a split by
 family can be redone from the exported rows alone.
 
-A template is text with three kinds of braces:
+A template is text with three kinds of braces (the grammar of all three generators,
+`piilab.templating`; finance templates use these three):
 
 * ``{LABEL}``: a fresh value of that label for this occurrence
   (`piilab.finance.values.draw`, from the row's split pool);
@@ -36,13 +37,15 @@ from __future__ import annotations
 import functools
 import json
 import random
-import re
 from dataclasses import dataclass
 from importlib import resources
 
 from piilab import safe_values as SV
-from piilab.errors import PiilabError
 from piilab.finance import values as V
+from piilab.templating import Piece, TemplateError
+from piilab.templating import compile as compile_template
+from piilab.templating import join as join_parts
+from piilab.templating import render as render_template
 
 __all__ = [
     "DECOY_KINDS",
@@ -65,12 +68,6 @@ TYPE2_PAIRS: dict[str, tuple[str, str]] = {
     "type2-card-account": ("CARD_NUMBER", "ACCOUNT_NUMBER"),
 }
 
-_BRACES = re.compile(r"\{([^{}]*)\}")
-_SLOT = re.compile(r"^(?P<label>[A-Z][A-Z_]*?)(?:_(?P<n>[0-9]+))?$")
-
-
-class TemplateError(PiilabError):
-    """The templates file is malformed (names the family and the problem)."""
 
 
 # --------------------------------------------------------------------------------
@@ -106,7 +103,7 @@ def _decoy(kind: str, rng: random.Random, language: str) -> str:
         return f"branch {SV.digits(rng, 4)}"
     if kind == "RATE":
         return f"연 {rng.randrange(2, 15)}.{rng.randrange(100):02d}%"
-    raise TemplateError(f"unknown decoy kind {kind}")
+    raise TemplateError("a decoy names no decoy kind of the finance templates")
 
 
 #: The decoy kinds a template may name as ``{@KIND}``.
@@ -117,16 +114,6 @@ DECOY_KINDS: tuple[str, ...] = ("AMOUNT", "ORDER", "PRODUCT", "POLICY", "APPROVA
 # --------------------------------------------------------------------------------
 # Families
 # --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One piece of a compiled template: text, a slot or a decoy."""
-
-    kind: str  # "text" | "slot" | "decoy"
-    text: str = ""
-    label: str = ""
-    reuse: int | None = None  # n of {LABEL_n}; None for a fresh value
 
 
 @dataclass(frozen=True)
@@ -147,27 +134,8 @@ class Family:
 
 
 def _compile(text: str, family: str, labels: tuple[str, ...]) -> tuple[Piece, ...]:
-    pieces: list[Piece] = []
-    position = 0
-    for match in _BRACES.finditer(text):
-        if match.start() > position:
-            pieces.append(Piece("text", text=text[position:match.start()]))
-        body = match.group(1)
-        if body.startswith("@"):
-            if body[1:] not in DECOY_KINDS:
-                raise TemplateError(f"family {family}: unknown decoy kind {body[1:]}")
-            pieces.append(Piece("decoy", label=body[1:]))
-        else:
-            slot = _SLOT.match(body)
-            if slot is None or slot.group("label") not in labels:
-                raise TemplateError(f"family {family}: a slot names no finance label")
-            n = slot.group("n")
-            pieces.append(Piece("slot", label=slot.group("label"),
-                                reuse=int(n) if n is not None else None))
-        position = match.end()
-    if position < len(text):
-        pieces.append(Piece("text", text=text[position:]))
-    return tuple(pieces)
+    """The pieces of one template (`piilab.templating`, the grammar of all three generators)."""
+    return compile_template(text, labels=labels, decoys=DECOY_KINDS, where=f"family {family}")
 
 
 @functools.cache
@@ -226,25 +194,17 @@ def render(family: Family, rng: random.Random, split: str) -> Rendered:
         ctx["shape"] = rng.choice(V.SHARED_SHAPES)
     reused: dict[tuple[str, int], str] = {}
     taken: set[str] = set()
-    pieces: list[str] = []
-    spans: list[tuple[int, int, str]] = []
-    cursor = 0
-    for piece in template:
-        if piece.kind == "text":
-            text = piece.text
-        elif piece.kind == "decoy":
-            text = _decoy(piece.label, rng, family.language)
-        else:
-            key = (piece.label, piece.reuse) if piece.reuse is not None else None
-            if key is not None and key in reused:
-                text = reused[key]
-            else:
-                text = V.draw(piece.label, rng, family.language, split, ctx, avoid=taken)
-                taken.add(V.normalize_value(text))
-                if key is not None:
-                    reused[key] = text
-            spans.append((cursor, cursor + len(text), piece.label))
-        pieces.append(text)
-        cursor += len(text)
-    return Rendered("".join(pieces), tuple(spans))
 
+    def value(piece: Piece) -> str:
+        key = (piece.label, int(piece.number)) if piece.number else None
+        if key is not None and key in reused:
+            return reused[key]
+        text = V.draw(piece.label, rng, family.language, split, ctx, avoid=taken)
+        taken.add(V.normalize_value(text))
+        if key is not None:
+            reused[key] = text
+        return text
+
+    text, spans = join_parts(render_template(
+        template, rng, value=value, decoy=lambda kind: _decoy(kind, rng, family.language)))
+    return Rendered(text, tuple((start, end, piece.label) for start, end, piece in spans))

@@ -23,13 +23,27 @@ Each record carries ``genre`` and ``profile`` besides the fields of the default 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
+from piilab.dataset import (
+    MANIFEST,
+    build_manifest,
+    load_dataset_dir,
+    manifest_bytes,
+    save_dataset,
+    split_bytes,
+    verify_dataset,
+)
+from piilab.labels import nfc
+from piilab.matching import find_occurrences
 from piilab.records import entities_in_order, new_record, overlapping_occurrences
+from piilab.safe_values import seeded_random
 from piilab.safety import digits_of, safety_problems
+from piilab.splits import DEFAULT_TARGETS
+from piilab.wide import genres as G
 from piilab.wide.errors import WideCorpusError
 
 WIDE_VERSION = "wide-1.0.0"
@@ -46,14 +60,18 @@ LONG_SHARE = 0.08
 MAX_ATTEMPTS = 30
 
 
+#: Record ``i`` goes to ``_SPLIT_CYCLE[i % 10]``: the shares of `piilab.splits.DEFAULT_TARGETS`
+#: (80/10/10) laid out over ten consecutive records.
+_SPLIT_CYCLE: tuple[str, ...] = tuple(name for name, share in DEFAULT_TARGETS.items()
+                                      for _ in range(round(share * 10)))
+
+
 def _split_of(index: int) -> str:
-    r = index % 10
-    return "train" if r < 8 else ("validation" if r == 8 else "test")
+    return _SPLIT_CYCLE[index % len(_SPLIT_CYCLE)]
 
 
 def _rng(seed: int, index: int, attempt: int = 0) -> random.Random:
-    key = f"piilab:{WIDE_VERSION}:{seed}:{index}:{attempt}".encode()
-    return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+    return seeded_random("piilab", WIDE_VERSION, seed, index, attempt)
 
 
 def _pairs(source: str, label_of: dict[str, str]) -> list[tuple[str, str]]:
@@ -64,8 +82,6 @@ def _pairs(source: str, label_of: dict[str, str]) -> list[tuple[str, str]]:
 def _clean(doc, source: str, entities: list[dict[str, str]]) -> bool:
     """Every occurrence of a gold value lies inside a segment the generator placed, and no
     two gold occurrences partly overlap (the default corpus's rule)."""
-    from piilab.matching import find_occurrences
-
     if overlapping_occurrences(source, entities):
         return False
     text_all = "".join(s for s, _ in doc.segments)
@@ -88,8 +104,6 @@ def _clean(doc, source: str, entities: list[dict[str, str]]) -> bool:
 
 def make_wide_record(seed: int, index: int) -> dict:
     """Record number `index` of the wide corpus (pure and deterministic)."""
-    from piilab.wide import genres as G
-
     split = _split_of(index)
     for attempt in range(MAX_ATTEMPTS):
         rng = _rng(seed, index, attempt)
@@ -102,7 +116,7 @@ def make_wide_record(seed: int, index: int) -> dict:
             doc = G.compose(genre, rng, lang, variant, negative=negative, long=long)
         except G.CompositionError:
             continue
-        source = unicodedata.normalize("NFC", doc.source())
+        source = nfc(doc.source())
         if not source.strip():
             continue
         pairs = _pairs(source, doc.label_of)
@@ -145,8 +159,6 @@ def generate_wide(records: int = DEFAULT_RECORDS, seed: int = 42, *,
 
 def wide_manifest(seed: int, records: int, blobs: dict[str, bytes],
                   splits: dict[str, list[dict]]) -> dict:
-    from piilab.dataset import build_manifest
-
     manifest = build_manifest(seed, blobs, splits)
     manifest["generator_version"] = WIDE_VERSION
     manifest["profile"] = PROFILE
@@ -158,8 +170,6 @@ def write_wide(out_dir: str | Path, records: int = DEFAULT_RECORDS, seed: int = 
                force: bool = False,
                progress: Callable[[int, int], None] | None = None) -> dict:
     """Generate the wide corpus and write it with its manifest (all files or none)."""
-    from piilab.dataset import manifest_bytes, save_dataset, split_bytes
-
     splits = generate_wide(records, seed, progress=progress)
     blobs = {name: split_bytes(rs) for name, rs in splits.items()}
     manifest = wide_manifest(seed, records, blobs, splits)
@@ -181,18 +191,6 @@ def write_training_mix(out_dir: str | Path, wide_dir: str | Path, course_dir: st
     Both inputs are verified against their manifests first; the new manifest records
     their SHA-256 and generator versions, so a run trained on the mix names its data.
     """
-    import json
-
-    from piilab.dataset import (
-        MANIFEST,
-        build_manifest,
-        load_dataset_dir,
-        manifest_bytes,
-        save_dataset,
-        split_bytes,
-        verify_dataset,
-    )
-
     sources = {}
     for name, d in (("wide", wide_dir), ("course", course_dir)):
         if not verify_dataset(d).ok:

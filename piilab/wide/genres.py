@@ -2,8 +2,8 @@
 
 A document is built by a `Doc` from three kinds of lines of one genre and language: a
 *head* (a title, an e-mail header, a form title), *body* lines drawn at random and a *tail*
-(a signature, a footer). Lines are small templates with the brace syntax of the default
-corpus (`piilab.templates`):
+(a signature, a footer). Lines are small templates in the one grammar of the three
+generators (`piilab.templating`):
 
 - ``{PERSON}``, ``{PHONE2}``, ``{GIVEN}`` ... a PII slot; the same slot in one document is
   the same value (token reuse); ``{GIVEN}`` is a first name alone (label PERSON);
@@ -23,17 +23,20 @@ values, never the values themselves.
 
 from __future__ import annotations
 
+import functools
 import random
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from piilab.errors import PiilabError
+from piilab.templating import Piece, render
+from piilab.templating import compile as compile_template
 from piilab.wide import values as W
 
-_BRACES = re.compile(r"\{([^{}]*)\}")
-_SLOT = re.compile(r"^(?P<label>[A-Z]+?)(?P<n>\d?)(?:@(?P<form>spaced))?$")
+#: Slot names that are not labels: ``{GIVEN}`` is a first name alone, labelled PERSON.
 _LABEL_OF = {"GIVEN": "PERSON"}
+#: The layout marks: the field separator and the bullet of the document's variant.
+MARKS = (":", "-")
 
 SEPARATORS = (": ", " : ", "：", " - ", " | ", " = ")
 BULLETS = ("- ", "* ", "· ", "• ", "> ", "□ ")
@@ -42,6 +45,13 @@ MAX_DRAWS = 40
 
 class CompositionError(PiilabError, RuntimeError):
     """A line could not be filled with distinct values (a bug in the pools)."""
+
+
+@functools.cache
+def _compiled(template: str) -> tuple[Piece, ...]:
+    """The pieces of one line (`piilab.templating`: the grammar of all three generators)."""
+    return compile_template(template, labels={*W.GENERATORS, *_LABEL_OF},
+                            decoys=W.DECOY_KINDS, marks=MARKS, where="a wide template line")
 
 
 @dataclass
@@ -66,8 +76,7 @@ class Doc:
         return BULLETS[self.variant]
 
     def has_slots(self, template: str) -> bool:
-        return any(_SLOT.match(m.group(1)) and not m.group(1).startswith("@")
-                   for m in _BRACES.finditer(template))
+        return any(p.kind == "slot" for p in _compiled(template))
 
     def value(self, key: str, label: str) -> str:
         if key not in self.values:
@@ -92,34 +101,20 @@ class Doc:
         if self.negative and self.has_slots(template):
             return False
         self.text(prefix)
-        pos = 0
-        for m in _BRACES.finditer(template):
-            self.text(template[pos:m.start()])
-            body = m.group(1)
-            if body == ":":
-                self.text(self.sep)
-            elif body == "-":
-                self.text(self.bullet)
-            elif "|" in body:
-                self.text(self.rng.choice(body.split("|")))
-            elif body.startswith("@"):
-                self.text(W.decoy(body[1:], self.rng, self.lang))
+        parts = render(_compiled(template), self.rng,
+                       value=lambda p: self.value(p.key, _LABEL_OF.get(p.label, p.label)),
+                       decoy=lambda kind: W.decoy(kind, self.rng, self.lang),
+                       mark=self._mark)
+        for piece, text in parts:
+            if piece.kind == "slot" and not piece.spaced:
+                self.segments.append((text, True))
             else:
-                sm = _SLOT.match(body)
-                if not sm:
-                    raise CompositionError(f"unknown slot {body!r}")
-                label = _LABEL_OF.get(sm.group("label"), sm.group("label"))
-                if label not in W.GENERATORS:
-                    raise CompositionError(f"unknown slot {body!r}")
-                v = self.value(sm.group("label") + sm.group("n"), label)
-                if sm.group("form"):
-                    self.text(" ".join(v.replace(" ", "")))
-                else:
-                    self.segments.append((v, True))
-            pos = m.end()
-        self.text(template[pos:])
+                self.text(text)
         self.text("\n")
         return True
+
+    def _mark(self, mark: str) -> str:
+        return self.sep if mark == ":" else self.bullet
 
     def source(self) -> str:
         return "".join(s for s, _ in self.segments).strip("\n")

@@ -15,6 +15,7 @@ import random
 from piilab import safe_values as SV
 from piilab.checksums import invalid_card_number, invalid_rrn
 from piilab.wide import vocab as V
+from piilab.wide.errors import WideCorpusError
 
 EMAIL_DOMAINS = ("example.com", "example.net", "example.org", "mail.example.com",
                  "corp.example.net", "example.org.kr")
@@ -92,11 +93,12 @@ def given_only(rng: random.Random, lang: str, ctx: dict) -> str:
 
 # --- dates ----------------------------------------------------------------------------
 
+#: The years a document's person is born in, ``randrange(*BIRTH_YEARS)``.
+BIRTH_YEARS = (1938, 2012)
+
+
 def birth_date(rng: random.Random, ctx: dict) -> _dt.date:
-    if "birth_date" not in ctx:
-        ctx["birth_date"] = _dt.date(rng.randrange(1938, 2012), rng.randrange(1, 13),
-                                     rng.randrange(1, 29))
-    return ctx["birth_date"]
+    return SV.birth_date(rng, ctx, BIRTH_YEARS)
 
 
 def format_date(d: _dt.date, lang: str, style: int) -> str:
@@ -262,10 +264,16 @@ GENERATORS = {"EMAIL": email, "RRN": rrn, "CARD": card, "ACCOUNT": account, "PHO
 
 
 # --- decoys (hard negatives): shaped like a label, not PII in this experiment -----------
+# The shapes shared with the other generators come from `piilab.safe_values`.
+
+#: The switchboard prefixes this corpus draws (a subset of
+#: `piilab.safe_values.KO_SWITCHBOARD_PREFIXES`, as the other generators' are).
+KO_SWITCHBOARD_DRAW: tuple[str, ...] = ("1588", "1577", "1544", "1600", "1661", "1899")
+
 
 def decoy(kind: str, rng: random.Random, lang: str) -> str:
     if kind == "ORDER":
-        return rng.choice((f"ORD-{rng.randrange(2024, 2028)}{rng.randrange(1, 13):02d}-{digits(rng, 5)}",
+        return rng.choice((SV.order_number(rng, years=(2024, 2028)),
                            f"{rng.randrange(2024, 2028)}{digits(rng, 10)}",
                            f"#{digits(rng, 7)}", f"SO{digits(rng, 8)}"))
     if kind == "TRACKING":
@@ -284,9 +292,9 @@ def decoy(kind: str, rng: random.Random, lang: str) -> str:
                            f"USD {rng.randrange(10, 90000):,}"))
     if kind == "SWITCHBOARD":  # customer-centre numbers, never a person's
         if lang == "ko":
-            return rng.choice((f"{rng.choice(('1588', '1577', '1544', '1600', '1661', '1899'))}-{digits(rng, 4)}",
+            return rng.choice((SV.switchboard(rng, lang, KO_SWITCHBOARD_DRAW),
                                f"02-{rng.randrange(2000, 3999)}-{digits(rng, 4)}"))
-        return rng.choice((f"1-800-{rng.randrange(200, 999)}-{digits(rng, 4)}",
+        return rng.choice((SV.switchboard(rng, lang, KO_SWITCHBOARD_DRAW),
                            f"0800 {digits(rng, 3)} {digits(rng, 4)}",
                            f"1-888-{rng.randrange(200, 999)}-{digits(rng, 4)}"))
     if kind == "BIZREG":  # business registration number (사업자등록번호): 3-2-5 digits
@@ -324,7 +332,7 @@ def decoy(kind: str, rng: random.Random, lang: str) -> str:
         return f"https://{rng.choice(('www.', 'm.', ''))}example.{rng.choice(('com', 'net', 'org'))}/{rng.choice(('track', 'help', 'event', 'pay'))}/{digits(rng, 5)}"
     if kind == "IP":
         return f"{rng.choice(('10', '192.168', '172.16'))}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
-    raise ValueError(f"unknown decoy kind {kind!r}")
+    raise WideCorpusError("a decoy names no decoy kind of the wide corpus")
 
 
 DECOY_KINDS = ("ORDER", "TRACKING", "INVOICE", "AMOUNT", "SWITCHBOARD", "BIZREG", "CORPREG",
