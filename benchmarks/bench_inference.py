@@ -4,10 +4,10 @@
                                          [--batch-sizes 1,8,16,32] [--threads T]
 
 For each batch size the same documents are decoded greedily twice in one run: with
-``generate(..., fast=False)`` (one ``model.generate`` call per length-sorted batch, the
-path every earlier recorded run used, on the adapter as loaded) and with the default fast
-path (its own loop over the KV cache, finished documents dropped from the batch, a
-per-document cap) on the adapter merged into its base (``load_for_inference(...,
+`piilab.inference.generate` (one ``model.generate`` call per length-sorted batch, the
+default path, on the adapter as loaded) and with the opt-in
+`piilab.fast_generate.generate_fast` (its own loop over the KV cache, finished documents
+dropped from the batch) on the adapter merged into its base (``load_for_inference(...,
 merge=True)``, as `piilab.corpus_mask` runs it; ``--no-merge`` keeps the adapter apart on
 both sides). It prints new
 tokens/s and documents/s of each, their ratio, and whether every output is identical
@@ -62,7 +62,8 @@ def floor_seconds(model, tokenizer, texts, setting, outputs) -> tuple[float, flo
     """
     import torch
 
-    from piilab.inference import _common_prefix, _stop_ids, prompt_ids
+    from piilab.fast_generate import _common_prefix
+    from piilab.inference import _stop_ids, prompt_ids
 
     ids = [prompt_ids(tokenizer, text, setting) for text in texts]
     shared = _common_prefix(ids)
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from piilab.fast_generate import generate_fast
     from piilab.inference import generate, load_for_inference
 
     if args.threads:
@@ -121,9 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         timed = {}
         for fast in (False, True):
             t0 = time.perf_counter()
-            result = generate(fast_model if fast else model, tokenizer, texts, batch_size=size,
-                              max_new_tokens=args.max_new_tokens, fast=fast,
-                              system_prompt=loaded.prompt_setting)
+            decode = generate_fast if fast else generate
+            result = decode(fast_model if fast else model, tokenizer, texts, batch_size=size,
+                            max_new_tokens=args.max_new_tokens,
+                            system_prompt=loaded.prompt_setting)
             timed[fast] = (time.perf_counter() - t0, result)
         (before_s, before), (after_s, after) = timed[False], timed[True]
         identical = before.outputs == after.outputs

@@ -81,6 +81,7 @@ from pathlib import Path
 from typing import Any
 
 from piilab import __version__
+from piilab._compat import checkpointing_name
 from piilab.dataset import read_jsonl, split_bytes
 from piilab.files import write_atomic
 from piilab.generator import GENERATOR_VERSION
@@ -94,7 +95,6 @@ from piilab.train_config import (
     ConfigError,
     Hardware,
     TrainConfig,
-    checkpointing_name,
     hyperparameters,
     load_config,
     lora_kwargs,

@@ -55,7 +55,6 @@ __all__ = [
     "Fixed",
     "Hardware",
     "TrainConfig",
-    "checkpointing_name",
     "hyperparameters",
     "load_config",
     "lora_kwargs",
@@ -111,7 +110,7 @@ DERIVED_SFT: Mapping[str, str] = {
     "disable_tqdm": "progress bars only when the configuration asks for them",
     "gradient_checkpointing": "activation checkpointing as the hardware chose it (TRL's "
                               "default is on; the name follows the installed release, "
-                              "`checkpointing_name`)",
+                              "`piilab._compat.checkpointing_name`)",
     "gradient_checkpointing_kwargs": "non-reentrant checkpointing, which works with frozen "
                                      "base weights (LoRA) and under DDP",
 }
@@ -342,14 +341,6 @@ def lora_kwargs(config: TrainConfig) -> dict[str, Any] | None:
     return {**out, **{name: fixed.value for name, fixed in FIXED_LORA.items()}}
 
 
-def checkpointing_name(sft_config_fields: typing.Iterable[str]) -> str:
-    """The name of the activation-checkpointing option among `SFTConfig`'s fields:
-    transformers 5 renamed ``gradient_checkpointing`` to ``activation_checkpointing``."""
-    names = set(sft_config_fields)
-    return "activation_checkpointing" if "activation_checkpointing" in names \
-        else "gradient_checkpointing"
-
-
 def _derived_sft(config: TrainConfig, hardware: Hardware, checkpointing: str) -> dict[str, Any]:
     enabled = hardware.gradient_checkpointing
     return {
@@ -368,7 +359,7 @@ def sft_kwargs(config: TrainConfig, hardware: Hardware, *,
                checkpointing: str = "gradient_checkpointing") -> dict[str, Any]:
     """The ``trl.SFTConfig`` arguments of a run: `SFT_FIELDS`, then `DERIVED_SFT`, then
     `FIXED_SFT`. `checkpointing` is the installed release's name for the option
-    (`checkpointing_name`).
+    (`piilab._compat.checkpointing_name`).
 
     >>> kwargs = sft_kwargs(TrainConfig("m", max_steps=5), Hardware("cpu", "fp32", False))
     >>> kwargs["max_steps"], kwargs["use_cpu"], kwargs["report_to"]

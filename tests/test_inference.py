@@ -25,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_importing_inference_stays_standard_library_only():
-    code = ("import sys, piilab.inference\n"
+    code = ("import sys, piilab.inference, piilab.fast_generate, piilab._compat\n"
             "heavy = [m for m in ('torch', 'transformers', 'peft', 'numpy') if m in sys.modules]\n"
             "assert not heavy, heavy\n")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -253,7 +253,7 @@ def test_cli_predict_rejects_a_missing_model_directory(data_dir, tmp_path, capsy
     assert "neither 'rules', a model alias nor a model" in capsys.readouterr().err
 
 
-# --- the fast greedy path (issue 24): identical to the model.generate reference ---------------
+# --- the opt-in fast greedy path (piilab.fast_generate): identical to generate -------------
 
 
 @pytest.fixture(scope="module")
@@ -267,7 +267,7 @@ def stopping(tiny_dir, corpus):
 
     model, tokenizer = load_for_inference(tiny_dir, device="cpu")
     texts = [r["source_text"] for r in corpus["test"][:12]]
-    reference = generate(model, tokenizer, texts, batch_size=4, max_new_tokens=24, fast=False)
+    reference = generate(model, tokenizer, texts, batch_size=4, max_new_tokens=24)
     ids = [tokenizer.encode(o, add_special_tokens=False) for o in reference.outputs]
     first_steps: dict[int, set[int]] = {}  # token -> the steps where rows first emit it
     for row in ids:
@@ -282,15 +282,20 @@ def stopping(tiny_dir, corpus):
     return model, tokenizer, texts
 
 
+def _both(model, tokenizer, texts, **kwargs):
+    """`generate` and `generate_fast` called with the very same arguments."""
+    from piilab.fast_generate import generate_fast
+    from piilab.inference import generate
+
+    return (generate(model, tokenizer, texts, **kwargs),
+            generate_fast(model, tokenizer, texts, **kwargs))
+
+
 @pytest.mark.train
 @pytest.mark.parametrize("batch_size", [1, 3, 5, 12])
 def test_fast_path_equals_the_reference_token_for_token(stopping, batch_size):
-    from piilab.inference import generate
-
     model, tokenizer, texts = stopping
-    fast = generate(model, tokenizer, texts, batch_size=batch_size, max_new_tokens=24)
-    reference = generate(model, tokenizer, texts, batch_size=batch_size, max_new_tokens=24,
-                         fast=False)
+    reference, fast = _both(model, tokenizer, texts, batch_size=batch_size, max_new_tokens=24)
     assert fast.outputs == reference.outputs
     assert fast.new_tokens == reference.new_tokens
     lengths = {len(tokenizer.encode(o, add_special_tokens=False)) for o in fast.outputs}
@@ -299,26 +304,38 @@ def test_fast_path_equals_the_reference_token_for_token(stopping, batch_size):
 
 @pytest.mark.train
 @pytest.mark.parametrize("text", ["", "김", "김가상"])
-def test_a_document_stops_at_the_cap_its_own_length_allows(loaded, text):
-    """The fast path cuts an output where no valid answer can reach: exactly where the
-    reference stops when given that cap as its max_new_tokens."""
-    from piilab.inference import answer_token_cap, generate
+def test_both_paths_run_a_short_document_to_max_new_tokens(loaded, text):
+    """No length cap but ``max_new_tokens`` in either path: on a short document that the
+    untrained model never ends, both paths stop at the same place with the same text."""
+    model, tokenizer = loaded
+    reference, fast = _both(model, tokenizer, [text], max_new_tokens=40)
+    assert fast.outputs == reference.outputs
+    assert fast.new_tokens == reference.new_tokens
+
+
+@pytest.mark.train
+def test_generate_refuses_the_old_fast_flag_and_a_bad_batch_size(loaded):
+    from piilab.fast_generate import generate_fast
+    from piilab.inference import InferenceError, generate
 
     model, tokenizer = loaded
-    cap = answer_token_cap(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
-    assert cap < 40
-    fast = generate(model, tokenizer, [text], max_new_tokens=40)
-    reference = generate(model, tokenizer, [text], max_new_tokens=cap, fast=False)
-    assert fast.outputs == reference.outputs and fast.new_tokens == reference.new_tokens == cap
+    with pytest.raises(TypeError, match="fast_generate"):
+        generate(model, tokenizer, ["x"], fast=True)
+    for decode in (generate, generate_fast):
+        with pytest.raises(InferenceError, match="batch_size"):
+            decode(model, tokenizer, ["x"], batch_size=0)
 
 
 @pytest.mark.train
 def test_threads_apply_for_the_call_only(loaded):
     import torch
 
+    from piilab.fast_generate import generate_fast
     from piilab.inference import generate
 
     model, tokenizer = loaded
     before = torch.get_num_threads()
     generate(model, tokenizer, ["고객 김가상 님"], max_new_tokens=2, threads=2)
+    assert torch.get_num_threads() == before
+    generate_fast(model, tokenizer, ["고객 김가상 님"], max_new_tokens=2, threads=2)
     assert torch.get_num_threads() == before

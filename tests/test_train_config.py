@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from piilab import train_config as TC
+from piilab._compat import checkpointing_name
 from piilab.errors import PiilabError
 from piilab.train_config import ConfigError, Hardware, TrainConfig, load_config
 
@@ -61,8 +62,8 @@ def test_sft_kwargs_are_the_declared_three_parts_and_nothing_else():
 
 
 def test_checkpointing_name_follows_the_installed_release():
-    assert TC.checkpointing_name(["gradient_checkpointing"]) == "gradient_checkpointing"
-    assert TC.checkpointing_name(["activation_checkpointing", "gradient_checkpointing"]) \
+    assert checkpointing_name(["gradient_checkpointing"]) == "gradient_checkpointing"
+    assert checkpointing_name(["activation_checkpointing", "gradient_checkpointing"]) \
         == "activation_checkpointing"
 
 
@@ -84,7 +85,7 @@ def test_the_kwargs_are_fields_of_the_installed_sft_and_lora_configs(tmp_path):
     sft_names = {f.name for f in dataclasses.fields(trl.SFTConfig)}
     lora_names = {f.name for f in dataclasses.fields(peft.LoraConfig)}
     config = TrainConfig("m", max_steps=2, output_dir=str(tmp_path))
-    kwargs = TC.sft_kwargs(config, CPU, checkpointing=TC.checkpointing_name(sft_names))
+    kwargs = TC.sft_kwargs(config, CPU, checkpointing=checkpointing_name(sft_names))
     assert set(kwargs) <= sft_names
     assert set(TC.lora_kwargs(config)) <= lora_names
     args = trl.SFTConfig(**kwargs)  # and they are accepted, values included
