@@ -17,11 +17,17 @@ from __future__ import annotations
 import datetime
 import random
 
+from piilab.errors import PiilabError
+
 # Weights of the Korean resident registration number check (first 12 digits).
 _RRN_WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
 
 #: How far the generator moves a check digit away from the correct one.
 INVALID_OFFSET = 5
+
+
+class ChecksumError(PiilabError):
+    """A payload that no check digit can be computed for (names the rule, never the digits)."""
 
 
 def _digits(value: str) -> str:
@@ -37,7 +43,7 @@ def luhn_check_digit(payload: str) -> int:
     """
     digits = _digits(payload)
     if not digits:
-        raise ValueError("Luhn payload must contain digits")
+        raise ChecksumError("Luhn payload must contain digits")
     total = 0
     # Walk from the right; the digit next to the (future) check digit is doubled.
     for i, ch in enumerate(reversed(digits)):
@@ -76,7 +82,7 @@ def rrn_check_digit(first12: str) -> int:
     """
     digits = _digits(first12)
     if len(digits) != 12:
-        raise ValueError("an RRN payload has exactly 12 digits")
+        raise ChecksumError("an RRN payload has exactly 12 digits")
     total = sum(int(d) * w for d, w in zip(digits, _RRN_WEIGHTS, strict=True))
     return (11 - total % 11) % 10
 
@@ -106,7 +112,7 @@ def invalid_card_number(rng: random.Random, prefix: str = "4", length: int = 16)
     The last digit is ``(correct + 5) mod 10``, so `luhn_valid` is always False.
     """
     if not prefix.isdigit() or len(prefix) >= length:
-        raise ValueError("prefix must be digits and shorter than the card length")
+        raise ChecksumError("prefix must be digits and shorter than the card length")
     body = prefix + "".join(str(rng.randrange(10)) for _ in range(length - len(prefix) - 1))
     return body + str(invalid_digit(luhn_check_digit(body)))
 

@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from piilab.errors import PiilabError
+from piilab.inputs import loads_json
 from piilab.labels import LABEL_DESCRIPTIONS, LABELS
 
 __all__ = [
@@ -79,6 +80,7 @@ __all__ = [
     "SYSTEM_PROMPTS",
     "LossMaskError",
     "LossMaskReport",
+    "SFTError",
     "TokenizedExample",
     "build_messages",
     "build_sft_dataset",
@@ -115,6 +117,10 @@ REASONS: dict[str, str] = {
     "assistant_mask_mismatch": "the template's assistant mask marks other positions",
     "truncated": "longer than max_length: truncation would cut into the completion",
 }
+
+
+class SFTError(PiilabError):
+    """A setting or an argument of the training-example pipeline that cannot be used."""
 
 
 class LossMaskError(PiilabError):
@@ -174,7 +180,7 @@ def system_prompt_text(setting: str = "full") -> str:
     ''
     """
     if setting not in SYSTEM_PROMPTS:
-        raise ValueError(f"system prompt setting must be one of {', '.join(SYSTEM_PROMPTS)}")
+        raise SFTError(f"system prompt setting must be one of {', '.join(SYSTEM_PROMPTS)}")
     return SYSTEM_PROMPTS[setting]
 
 
@@ -183,8 +189,11 @@ def read_prompt_setting(model_dir: str | os.PathLike) -> str | None:
     path = Path(model_dir) / PROMPT_FILE
     if not path.is_file():
         return None
-    setting = json.loads(path.read_text(encoding="utf-8")).get("system_prompt")
-    system_prompt_text(setting)  # validates
+    data = loads_json(path.read_bytes(), str(path))
+    setting = data.get("system_prompt") if isinstance(data, dict) else None
+    if setting not in SYSTEM_PROMPTS:
+        raise SFTError(f"{path}: field 'system_prompt' must be one of "
+                       f"{', '.join(SYSTEM_PROMPTS)}")
     return setting
 
 
@@ -380,8 +389,6 @@ class LossMaskReport:
       ``max``) of the ``total`` sequence, the ``prompt`` and the ``completion``
       (end-of-turn token included);
     - `end_of_turn`: the end-of-turn token(s) found (normally one).
-
-    Fields can also be read as ``report["ok"]``.
     """
 
     ok: bool
@@ -392,11 +399,6 @@ class LossMaskReport:
     reasons: dict[str, str] = field(default_factory=dict)
     lengths: dict[str, dict[str, float]] = field(default_factory=dict)
     end_of_turn: tuple[str, ...] = ()
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self.__dataclass_fields__:
-            raise KeyError(key)
-        return getattr(self, key)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy (lists instead of tuples)."""
@@ -471,7 +473,7 @@ def check_loss_mask(tokenizer, examples: Iterable[Mapping[str, Any]],
     position ``#i``). See `LossMaskReport` for the result.
     """
     if max_length < 1:
-        raise ValueError("max_length must be a positive number of tokens")
+        raise SFTError("max_length must be a positive number of tokens")
     return _check(tokenizer, examples, max_length, system_prompt)[0]
 
 
@@ -503,7 +505,7 @@ def prepare_training_dataset(tokenizer, records: Iterable[Mapping[str, Any]], ma
                             "raise max_length or set drop_truncated")
     keep = [t for t in tokenized if len(t.input_ids) <= max_length]
     if not keep:
-        raise ValueError("no training example left after dropping truncated ones")
+        raise SFTError("no training example left after dropping truncated ones")
     # `labels` is what TRL trains on; `completion_mask` says the same thing for TRL
     # releases whose collator rebuilds labels from it.
     dataset = Dataset.from_dict({

@@ -8,6 +8,7 @@ from importlib import resources
 import pytest
 
 import piilab.taxonomy as taxonomy_module
+from piilab.errors import PiilabError
 from piilab.labels import LABELS
 from piilab.taxonomy import (
     EXPERIMENT,
@@ -89,11 +90,19 @@ def test_equivalences_hold_in_both_directions():
             assert backward[entry.target].relation == "equivalent"
 
 
-def test_unknown_labels_raise_key_error():
-    with pytest.raises(KeyError):
-        to_finance("CARD_NUMBER")
-    with pytest.raises(KeyError):
-        load_taxonomy().labels("medical")
+def test_unknown_labels_raise_a_key_error_that_does_not_echo_them():
+    from piilab.taxonomy import UnknownLabelError
+
+    for call, rejected in ((lambda: to_finance("CARD_NUMBER"), "CARD_NUMBER"),
+                           (lambda: load_taxonomy().labels("medical"), "medical"),
+                           (lambda: load_taxonomy().mapping("x-secret", EXPERIMENT), "x-secret"),
+                           (lambda: map_spans([(0, 3, "PERSON"), (4, 9, "010-1234")],
+                                              EXPERIMENT, FINANCE), "010-1234")):
+        with pytest.raises(UnknownLabelError) as info:
+            call()
+        assert isinstance(info.value, KeyError) and isinstance(info.value, PiilabError)
+        assert rejected not in str(info.value)
+        assert not str(info.value).startswith("'")  # not KeyError's quoted form
 
 
 def test_map_spans_reports_spans_without_counterpart():

@@ -35,7 +35,7 @@ from piilab.dataset import (
 )
 from piilab.files import check_outputs, write_atomic
 from piilab.generator import DEFAULT_SEED, SPLITS
-from piilab.inputs import InputError, loads_json
+from piilab.inputs import loads_json
 from piilab.records import gold_problems
 from piilab.splits import (
     DEFAULT_TARGETS,
@@ -179,11 +179,8 @@ def _source_manifest(path: Path) -> tuple[int, str]:
         blob = path.read_bytes()
     except OSError:
         raise CLIError(f"{path}: missing or unreadable manifest") from None
-    try:
-        manifest = loads_json(blob, str(path))
-    except InputError as exc:  # names the file and the reason, never the text
-        raise CLIError(f"{path}: malformed manifest "
-                       f"({str(exc).removeprefix(f'{path}: ')})") from None
+    # An InputError names the file and the reason, never the text.
+    manifest = loads_json(blob, f"{path}: malformed manifest")
     if not isinstance(manifest, dict):
         raise CLIError(f"{path}: malformed manifest (not a JSON object)")
     seed = manifest.get("seed", DEFAULT_SEED)

@@ -24,6 +24,7 @@ from typing import Any
 
 from piilab.bioes import bioes_classes
 from piilab.labels import LABELS, nfc
+from piilab.ner.spans import NERDataError
 
 __all__ = [
     "CLS",
@@ -136,7 +137,7 @@ def build_tiny_encoder(out_dir: str | os.PathLike, records: Iterable[Mapping[str
 
     records = list(records)
     if not records:
-        raise ValueError("build_tiny_encoder needs at least one training record")
+        raise NERDataError("build_tiny_encoder needs at least one training record")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = train_encoder_tokenizer(records, vocab_size=vocab_size)

@@ -248,7 +248,7 @@ def export_rows(records: Iterable[Mapping], tokenizer: Any, *, skip_misaligned: 
     places = list(where) if where is not None else [f"record {i}" for i in
                                                      range(1, len(records) + 1)]
     if len(places) != len(records):
-        raise ValueError("where must name every record")
+        raise NERDataError("where must name every record")
     first: dict[str, str] = {}
     for record, place in zip(records, places, strict=True):
         rid = record.get("id") if isinstance(record, Mapping) else None
@@ -322,7 +322,7 @@ def write_export(out_dir: str | os.PathLike, rows_by_split: Mapping[str, Sequenc
     formats = tuple(dict.fromkeys(formats))
     unknown = [f for f in formats if f not in EXPORT_FORMATS]
     if unknown or not formats:
-        raise ValueError(f"formats must be among {EXPORT_FORMATS}")
+        raise NERDataError(f"formats must be among {EXPORT_FORMATS}")
     out = Path(out_dir)
     # Serialize everything first: a failure leaves no half-written export behind.
     blobs: dict[str, bytes] = {}

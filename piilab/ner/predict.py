@@ -21,7 +21,7 @@ from typing import Any
 from piilab.bioes import EntitySpan, bioes_to_spans, check_alignment
 from piilab.labels import nfc
 from piilab.ner.encoder import _encode
-from piilab.ner.spans import _record_id, gold_spans
+from piilab.ner.spans import NERDataError, _record_id, gold_spans
 from piilab.ner.training import _max_length
 
 __all__ = [
@@ -59,7 +59,7 @@ def predict_spans(model: Any, tokenizer: Any, texts: Sequence[str], *, batch_siz
             lengths = encoding["attention_mask"].sum(dim=1).tolist()
             for i, length in enumerate(lengths):
                 if length > limit:
-                    raise ValueError(f"text {first + i} has {length} tokens; the model accepts "
+                    raise NERDataError(f"text {first + i} has {length} tokens; the model accepts "
                                      f"{limit}: split it before prediction")
             offsets = encoding.pop("offset_mapping").tolist()
             inputs = {key: value.to(device) for key, value in encoding.items()}
@@ -112,7 +112,7 @@ def model_predictions(records: Sequence[Mapping],
     from piilab.predictions import make_prediction
 
     if len(records) != len(spans):
-        raise ValueError(f"{len(spans)} span lists for {len(records)} records")
+        raise NERDataError(f"{len(spans)} span lists for {len(records)} records")
     return [make_prediction(record["id"], spans_to_model_output(record["source_text"], found),
                             nfc(record["source_text"]))
             for record, found in zip(records, spans, strict=True)]

@@ -23,7 +23,7 @@ from typing import Any
 from piilab.bioes import AlignmentError, spans_to_bioes
 from piilab.labels import nfc
 from piilab.ner.encoder import _encode
-from piilab.ner.spans import MisalignedRecordError, _record_id, gold_spans
+from piilab.ner.spans import MisalignedRecordError, NERDataError, _record_id, gold_spans
 
 __all__ = [
     "IGNORE_INDEX",
@@ -42,7 +42,7 @@ def token_classification_example(record: Mapping, tokenizer: Any,
 
     Tokens with empty offsets (special tokens) get label -100, so the loss
     ignores them. Raises `MisalignedRecordError` for a misaligned record and
-    ValueError for a tag the model has no class for.
+    `NERDataError` for a tag the model has no class for.
     """
     rid = _record_id(record)
     source = nfc(record["source_text"])
@@ -54,7 +54,8 @@ def token_classification_example(record: Mapping, tokenizer: Any,
         raise MisalignedRecordError(f"record {rid}: {exc}") from None
     unknown = sorted({tag for tag in tags if tag not in label2id})
     if unknown:
-        raise ValueError(f"record {rid}: the model has no class for tags {unknown}")
+        raise NERDataError(f"record {rid}: the model has no class for {len(unknown)} of its "
+                           "BIOES tags")
     labels = [IGNORE_INDEX if start >= end else label2id[tag]
               for (start, end), tag in zip(offsets, tags, strict=True)]
     return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
@@ -136,7 +137,7 @@ def train_token_classifier(model: Any, tokenizer: Any, records: Iterable[Mapping
             continue
         examples.append(example)
     if not examples:
-        raise ValueError("no trainable records (all too long or misaligned)")
+        raise NERDataError("no trainable records (all too long or misaligned)")
 
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device)

@@ -49,6 +49,7 @@ __all__ = [
     "LabelMapping",
     "Taxonomy",
     "TaxonomyError",
+    "UnknownLabelError",
     "experiment_labels",
     "finance_labels",
     "load_taxonomy",
@@ -73,6 +74,17 @@ _LABEL = re.compile(r"[A-Z][A-Z0-9_]*")
 
 class TaxonomyError(PiilabError):
     """The taxonomy file is malformed or inconsistent (names the file, line or label)."""
+
+
+class UnknownLabelError(TaxonomyError, KeyError):
+    """A label set, a mapping or a label that the taxonomy does not have.
+
+    It is a `KeyError` too, for code that looks labels up like keys. The message names
+    the label set or mapping asked for (names of the taxonomy file), never the rejected
+    label: a label handed in from data may be a value (swapped columns).
+    """
+
+    __str__ = PiilabError.__str__  # KeyError would quote the message
 
 
 # --------------------------------------------------------------------------------
@@ -152,20 +164,24 @@ class Taxonomy:
         try:
             return self.label_sets[label_set]
         except KeyError:
-            raise KeyError(f"no label set {label_set!r}") from None
+            raise UnknownLabelError(f"no such label set; the sets are "
+                                    f"{', '.join(sorted(self.label_sets))}") from None
 
     def mapping(self, source: str, target: str) -> Mapping[str, LabelMapping]:
         """The mapping from one label set to another: source label -> `LabelMapping`."""
         try:
             return self.mappings[source, target]
         except KeyError:
-            raise KeyError(f"no mapping from {source!r} to {target!r}") from None
+            raise UnknownLabelError("no mapping between these label sets; the mappings are "
+                                    + ", ".join(f"{a}->{b}" for a, b in sorted(self.mappings))
+                                    ) from None
 
     def map_label(self, label: str, source: str, target: str) -> str | None:
-        """The counterpart of `label` (None when it has none); KeyError for an unknown label."""
+        """The counterpart of `label` (None when it has none); `UnknownLabelError` (a
+        `KeyError`) for a label outside the `source` set."""
         table = self.mapping(source, target)
         if label not in table:
-            raise KeyError(f"{label!r} is not a label of {source!r}")
+            raise UnknownLabelError(f"the label is not one of the {source!r} label set")
         return table[label].target
 
 
@@ -295,9 +311,10 @@ def map_spans(
     table = (taxonomy or load_taxonomy()).mapping(source, target)
     mapped: list[tuple[int, int, str]] = []
     unmapped: list[tuple[int, int, str]] = []
-    for start, end, label in spans:
+    for number, (start, end, label) in enumerate(spans, 1):
         if label not in table:
-            raise KeyError(f"{label!r} is not a label of {source!r}")
+            raise UnknownLabelError(f"span {number}: its label is not one of the {source!r} "
+                                    "label set")
         counterpart = table[label].target
         if counterpart is None:
             unmapped.append((start, end, label))
