@@ -53,7 +53,8 @@ MAX_ATTEMPTS = 50
 
 
 class GenerationError(PiilabError, RuntimeError):
-    """A template could not produce a valid record (a bug in the templates)."""
+    """A template could not produce a valid record (a bug in the templates), or the
+    generator was asked for a split or language it does not make (never echoes it)."""
 
 
 # --------------------------------------------------------------------------------
@@ -194,7 +195,8 @@ VALUE_GENERATORS: dict[str, Callable[[random.Random, str, dict], str]] = {
     "PERSON": _person,
     "REL": _rel,
 }
-assert set(VALUE_GENERATORS) == set(LABELS)
+if set(VALUE_GENERATORS) != set(LABELS):  # pragma: no cover - a bug in this module
+    raise GenerationError("VALUE_GENERATORS must have one generator per label of LABELS")
 
 
 # --------------------------------------------------------------------------------
@@ -278,6 +280,8 @@ def make_record(seed: int, split: str, language: str, index: int,
     the same record RNG); the default rejects documents whose gold occurrences
     partly overlap (see `overlapping_occurrences`).
     """
+    if language not in LANGUAGES:
+        raise GenerationError(f"make_record: the language must be one of {', '.join(LANGUAGES)}")
     rng = _record_rng(seed, split, language, index)
     family, weights = _weights(language)
     check = check or _no_partial_overlap
@@ -306,6 +310,8 @@ def _no_partial_overlap(source: str, entities: list[dict[str, str]]) -> bool:
 
 def iter_split(split: str, seed: int = DEFAULT_SEED, scale: int = 1) -> Iterator[dict]:
     """Yield the records of one split in file order (deterministically shuffled)."""
+    if split not in SPLIT_SIZES:
+        raise GenerationError(f"iter_split: the split must be one of {', '.join(SPLITS)}")
     sizes = SPLIT_SIZES[split]
     records = [
         make_record(seed, split, lang, i)

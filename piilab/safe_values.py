@@ -1,7 +1,7 @@
-"""Building blocks of synthetic values, shared by the course and the finance generators.
+"""Building blocks of synthetic values, shared by the course, wide and finance generators.
 
-Chapters 02 and 09 teach the two generators (`piilab.generator`,
-`piilab.finance.values` with `piilab.finance.templates`). Each keeps its own
+Chapters 02 and 09 teach the generators (`piilab.generator` and the wide
+profile `piilab.wide`, `piilab.finance.values` with `piilab.finance.templates`). Each keeps its own
 distributions (which formats, how often, which vocabularies); the rules that
 make a value *safe* and the shapes of the decoys live here, once:
 
@@ -12,12 +12,14 @@ make a value *safe* and the shapes of the decoys live here, once:
   or 1 after the prefix (`ko_unassigned_group`: no subscriber has one) and
   the US line numbers 555-0100..0199 reserved for fiction
   (`us_fiction_line`);
-* the **decoys** both generators write (label O: an order number, an amount,
-  a product code, a company switchboard). A switchboard decoy starts with one
+* the **decoys** the generators write (label O: an order number, an amount,
+  a product code, a company switchboard, and the wide corpus's look-alikes of
+  identifiers: `registration_shaped` and `card_shaped` numbers that fail their
+  check digits by construction). A switchboard decoy starts with one
   of `KO_SWITCHBOARD_PREFIXES`, the prefixes of Korean representative numbers
   (대표번호), which belong to companies, never to a person.
 
-What it deliberately does not do: choose distributions. The two generators
+What it deliberately does not do: choose distributions. The generators
 draw switchboard prefixes from different subsets of `KO_SWITCHBOARD_PREFIXES`
 and amounts from different ranges; making them equal would change the course
 corpus and the finance dataset byte for byte, so each generator names its own
@@ -35,16 +37,20 @@ import hashlib
 import random
 from collections.abc import Sequence
 
+from piilab.checksums import invalid_card_number, invalid_digit, rrn_check_digit
+
 __all__ = [
     "KO_SWITCHBOARD_PREFIXES",
     "US_FICTION_EXCHANGE",
     "amount",
     "birth_date",
+    "card_shaped",
     "digits",
     "group",
     "ko_unassigned_group",
     "order_number",
     "product_code",
+    "registration_shaped",
     "seeded_random",
     "switchboard",
     "us_fiction_line",
@@ -134,6 +140,32 @@ def amount(rng: random.Random, language: str, below: int) -> str:
 def product_code(rng: random.Random, prefixes: Sequence[str]) -> str:
     """A product code, ``PREFIX-A0000``."""
     return f"{rng.choice(prefixes)}-{rng.choice('ABCDEFGH')}{digits(rng, 4)}"
+
+
+def registration_shaped(rng: random.Random, head: str) -> str:
+    """13 digits that start with `head`, shaped like a registration number (a corporate
+    registration number, a product barcode) and never one: the last digit is the resident
+    check digit moved by 5 (`piilab.checksums.invalid_digit`), so it fails the resident
+    check and the foreigner check (that one's digit is the resident one plus 2).
+
+    >>> from piilab.checksums import rrn_valid
+    >>> number = registration_shaped(seeded_random("d"), "880")
+    >>> len(number), number[:3], rrn_valid(number)
+    (13, '880', False)
+    """
+    body = head + digits(rng, 12 - len(head))
+    return body + str(invalid_digit(rrn_check_digit(body)))
+
+
+def card_shaped(rng: random.Random) -> str:
+    """16 digits shaped like a card number (a gift-card or voucher code) that fail Luhn.
+
+    >>> from piilab.checksums import luhn_valid
+    >>> code = card_shaped(seeded_random("d"))
+    >>> len(code), luhn_valid(code)
+    (16, False)
+    """
+    return invalid_card_number(rng, prefix=digits(rng, 1))
 
 
 def switchboard(rng: random.Random, language: str, prefixes: Sequence[str]) -> str:

@@ -15,7 +15,8 @@ The grammar, one brace at a time:
   slot key (``PHONE2`` is a second phone number), the finance generator draws a fresh
   value for a bare label and repeats one for a numbered one;
 * ``{PERSON@spaced}``: the slot's value written with a space between its characters,
-  the PERSON variant of `piilab.matching` (``김 가 상``): text a masker must still catch;
+  the PERSON variant of `piilab.matching` (``김 가 상``): text a masker must still catch
+  (`spaced`);
 * ``{@ORDER}``: a **decoy** of that kind, number-like text that is not PII (label O);
 * ``{a|b|c}``: a **choice** of phrasings, one picked at random;
 * ``{:}``, ``{-}``: a **mark** the generator fills in (the wide layouts' separator and
@@ -46,7 +47,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from piilab.errors import PiilabError
-from piilab.matching import PERSON_JOINERS
+from piilab.matching import person_variants
 
 __all__ = ["BRACES", "SLOT", "Piece", "TemplateError", "compile", "join", "render", "spaced"]
 
@@ -127,14 +128,15 @@ def compile(text: str, *, labels: Collection[str], decoys: Collection[str],
 def spaced(value: str) -> str:
     """`value` with one space between its characters (``김가상`` -> ``김 가 상``).
 
-    It is the space-joined PERSON variant of `piilab.matching` (``PERSON_JOINERS[1]``
-    between the characters of the value without whitespace), written for any length:
-    the masker finds it when the name has 2-6 characters (`matching.person_variants`).
+    It is the space-joined variant of `piilab.matching.person_variants`, the one rule of
+    which spellings of a name a masker finds. That rule gives variants to names of 2-6
+    characters; a longer name, which no masker would find spaced, is written as it is.
 
-    >>> spaced("김가상"), spaced("Ana Li")
-    ('김 가 상', 'A n a L i')
+    >>> spaced("김가상"), spaced("Ana Li"), spaced("Minjun Kim")
+    ('김 가 상', 'A n a L i', 'Minjun Kim')
     """
-    return PERSON_JOINERS[1].join("".join(value.split()))
+    variants = person_variants(value)
+    return variants[1] if variants else value
 
 
 def render(pieces: Sequence[Piece], rng: random.Random, *,

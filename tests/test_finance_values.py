@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from piilab import checksums
+from piilab import checksums, safety
 from piilab.finance import templates as TPL
 from piilab.finance import values as V
 from piilab.finance import verify as independent
@@ -41,7 +41,7 @@ def test_rrn_values_fail_both_check_digits_and_keep_the_rrn_gender_digits(langua
         digits = value.replace("-", "")
         assert len(digits) == 13 and digits[6] in "1234"
         assert not checksums.rrn_valid(digits)
-        assert not independent.rrn_passes(digits) and not independent.frn_passes(digits)
+        assert not safety.rrn_passes(digits) and not safety.frn_passes(digits)
 
 
 @pytest.mark.parametrize("language", ["ko", "en"])
@@ -51,7 +51,7 @@ def test_frn_values_follow_the_old_scheme_and_fail_their_check_digit(language):
         assert len(digits) == 13 and digits[6] in "5678"
         assert int(digits[7:9]) % 2 == 0 and digits[11] in "6789"  # pre-2020.10 structure
         assert int(digits[12]) == (V.frn_check_digit(digits[:12]) + 5) % 10
-        assert not independent.frn_passes(digits) and not independent.rrn_passes(digits)
+        assert not safety.frn_passes(digits) and not safety.rrn_passes(digits)
 
 
 def test_the_frn_rule_is_the_rrn_rule_plus_two():
@@ -66,7 +66,7 @@ def test_card_numbers_have_13_digits_or_more_and_fail_luhn(language):
     for value in _values("CARD_NUMBER", language):
         digits = re.sub(r"\D", "", value)
         assert len(digits) >= 13
-        assert not checksums.luhn_valid(digits) and not independent.luhn_passes(digits)
+        assert not checksums.luhn_valid(digits) and not safety.luhn_passes(digits)
 
 
 @pytest.mark.parametrize("language", ["ko", "en"])
@@ -74,7 +74,7 @@ def test_long_account_numbers_fail_luhn_too_and_never_read_as_13_digit_registrat
     for value in _values("ACCOUNT_NUMBER", language):
         digits = re.sub(r"\D", "", value)
         if len(digits) >= 13:
-            assert not independent.luhn_passes(digits)
+            assert not safety.luhn_passes(digits)
         assert not re.fullmatch(r"\d{13}", value)
 
 
@@ -82,27 +82,27 @@ def test_long_account_numbers_fail_luhn_too_and_never_read_as_13_digit_registrat
 def test_structural_labels_use_reserved_or_unassigned_forms(language):
     assert all(v.rsplit("@", 1)[1] in ("example.com", "example.net", "example.org")
                for v in _values("EMAIL", language))
-    assert all(independent._phone_ok(v, language) for v in _values("PHONE", language))
-    assert all(independent._licence_ok(v, language) for v in _values("DRIVER_LICENSE", language))
+    assert all(safety.phone_ok(v) for v in _values("PHONE", language))
+    assert all(safety.licence_ok(v, language) for v in _values("DRIVER_LICENSE", language))
     assert all(v[0] in "QXZ" and v[1:].isdigit() and len(v) == 9
                for v in _values("PASSPORT", language))
 
 
 def test_the_phone_check_rejects_assigned_numbers():
-    assert not independent._phone_ok("010-2345-6789", "ko")
-    assert not independent._phone_ok("02-555-1234", "ko")
-    assert independent._phone_ok("010-0345-6789", "ko")
-    assert not independent._phone_ok("(212) 555-1234", "en")
-    assert independent._phone_ok("+1 212 555 0134", "en")
+    assert not safety.phone_ok("010-2345-6789")
+    assert not safety.phone_ok("02-555-1234")
+    assert safety.phone_ok("010-0345-6789")
+    assert not safety.phone_ok("(212) 555-1234")
+    assert safety.phone_ok("+1 212 555 0134")
 
 
 def test_the_licence_and_registration_checks_reject_real_looking_values():
-    assert not independent._licence_ok("11-23-123456-78", "ko")  # Seoul's code
-    assert not independent._licence_ok("CA-1234567", "en")
+    assert not safety.licence_ok("11-23-123456-78", "ko")  # Seoul's code
+    assert not safety.licence_ok("CA-1234567", "en")
     body = "900101123456"
     valid = body + str(checksums.rrn_check_digit(body))
-    assert not independent._registration_ok(valid, "RRN")
-    assert not independent._registration_ok("901301-1234567", "RRN")  # month 13
+    assert not safety.registration_ok(valid, "RRN")
+    assert not safety.registration_ok("901301-1234567", "RRN")  # month 13
 
 
 def test_secrets_never_hold_a_13_digit_run():

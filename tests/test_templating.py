@@ -65,6 +65,8 @@ def test_spans_point_at_the_slot_values():
 def test_spaced_is_the_matchers_variant():
     for name in ("김가상", "남궁민수", "Ana Li"):
         assert TP.spaced(name) == person_variants(name)[1]
+    # A name the masker finds no spaced variant of is written as it is.
+    assert person_variants("Minjun Kim") == () and TP.spaced("Minjun Kim") == "Minjun Kim"
 
 
 def test_the_three_generators_compile_with_the_engine():

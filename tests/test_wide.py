@@ -121,12 +121,51 @@ def test_digits_of_reads_every_spelling():
 
 def test_safety_check_catches_a_real_looking_value():
     rec = {"id": "x", "entities": [{"type": "CARD", "value": "4111 1111 1111 1111"},
-                                   {"type": "EMAIL", "value": "someone@gmail.test"},
+                                   {"type": "EMAIL", "value": "someone@gmail.com"},
                                    {"type": "PHONE", "value": "010-9123-4567"}]}
     problems = safety_problems(rec, where="f.jsonl:3")
     assert len(problems) == 3
     assert all(p.startswith("f.jsonl:3: entities[") for p in problems)
     assert not any("4111" in p or "gmail" in p or "9123" in p for p in problems)
+
+
+def test_the_text_audit_catches_an_unlabelled_number_that_passes_its_check():
+    from piilab.checksums import luhn_check_digit, rrn_check_digit
+
+    body = "900101123456"
+    rrn_like = f"{body[:6]}-{body[6:]}{rrn_check_digit(body)}"
+    card_like = "4000 0000 0000 000" + str(luhn_check_digit("400000000000000"))
+    rec = {"id": "x", "entities": [], "source_text": f"법인 {rrn_like} / gift {card_like}"}
+    problems = safety_problems(rec, where="f.jsonl:4")
+    assert len(problems) == 2 and all(p.startswith("f.jsonl:4: the ") for p in problems)
+    assert not any(rrn_like in p or card_like in p for p in problems)
+    # The same strings labelled with another label are that label's business.
+    labelled = {**rec, "entities": [{"type": "ACCOUNT", "value": rrn_like},
+                                    {"type": "ACCOUNT", "value": card_like}]}
+    assert safety_problems(labelled) == []
+
+
+def test_decoys_shaped_like_identifiers_never_pass_a_check():
+    import random
+
+    from piilab.safety import frn_passes, luhn_passes, rrn_passes
+    from piilab.wide import values as W
+
+    rng = random.Random(11)
+    for kind in ("CORPREG", "BARCODE", "GIFTCARD"):
+        for _ in range(500):
+            d = digits_of(W.decoy(kind, rng, "ko"))
+            if kind == "GIFTCARD":
+                assert len(d) == 16 and not luhn_passes(d)
+            else:
+                assert len(d) == 13 and not rrn_passes(d) and not frn_passes(d)
+
+
+def test_wide_emails_are_on_reserved_domains():
+    from piilab.safety import email_ok
+    from piilab.wide import values as W
+
+    assert all(email_ok(f"a@{domain}") for domain in W.EMAIL_DOMAINS)
 
 
 def test_verify_checks_safety_of_a_wide_corpus(tmp_path):
@@ -305,8 +344,11 @@ def test_every_label_is_generated(wide_records):
 #: SHA-256 of manifest.json of `piilab generate --profile wide` (20,000 records, seed 42) and
 #: of the training mix of configs/train_smollm2_wide_cpu.json (tools/build_training_mix.py).
 #: A change to the generator that changes a byte needs a new WIDE_VERSION.
-WIDE_MANIFEST_SHA256 = "fabd5bacd80be952297cda8ce85b065748cb666e7a13755a504e19974ab755ff"
-MIX_MANIFEST_SHA256 = "50ca962c12640cc08a0778ede5aa8b4102a4c4e6f7e96fb1f76ce7f5847b71d0"
+#: Re-pinned once for wide-1.1.0 (issue 36: decoys shaped like RRNs and cards fail their
+#: check digits by construction, e-mails only on reserved domains, a spaced name only where
+#: the masker has a spaced variant); wide-1.0.0 was fabd5bac... and 50ca962c... (mix).
+WIDE_MANIFEST_SHA256 = "301516029b3903999f45b1c7ce5b67d8fac9a55545c5a968b53578750a40289f"
+MIX_MANIFEST_SHA256 = "251cf3c51f9204392d585f8a4a0f83eaf07a9813977ce6c9fa46bf5e0929d6aa"
 
 
 def test_the_course_wide_corpus_and_training_mix_are_pinned(wide, tmp_path):

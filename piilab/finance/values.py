@@ -33,8 +33,8 @@ public): 13 upper-case letters and digits in 4-4-5 groups.
 MD5 of its normalized form (`normalize_value`: NFC, case-folded, separators
 and spaces removed, so ``010-1234-5678`` and ``01012345678`` are one value)
 decides which. `draw` redraws until the value falls in the split's part of
-the partition; the builder asserts afterwards that the splits' value sets are
-pairwise disjoint.
+the partition; the builder checks afterwards that the splits' value sets are
+pairwise disjoint (and raises a `BuildError` when they are not).
 
 What it deliberately does not do: produce realistic distributions (vocabulary
 sizes and ranges are small and uniform), or guarantee that an avoidance rule
@@ -82,7 +82,9 @@ _FRN_WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
 
 
 class PoolError(PiilabError, RuntimeError):
-    """No value of the split's pool could be drawn (names the label and split, not a value)."""
+    """No value of the split's pool could be drawn, or `draw` was asked for a label that is
+    not a finance label (names the label and split it draws, never a value or an unknown
+    label)."""
 
 
 # --------------------------------------------------------------------------------
@@ -391,6 +393,8 @@ def draw(label: str, rng: random.Random, language: str, split: str, ctx: dict | 
     in `avoid` (values the row already holds). Raises `PoolError` after
     `MAX_DRAWS` tries.
     """
+    if label not in GENERATORS:
+        raise PoolError("draw: the label is not one of the finance labels")
     generate = GENERATORS[label]
     ctx = {} if ctx is None else ctx
     for _ in range(MAX_DRAWS):

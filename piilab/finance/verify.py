@@ -3,13 +3,15 @@
 Chapter 09 teaches this module. The builder checks its rows as it makes them;
 a check written by the same hand with the same helpers would repeat the same
 mistakes. So this module shares no rule with the builder: check digits, Luhn,
-the token offsets, the BIOES decoding, the placeholder numbering, the value
-normalization, the MD5 partition and the card's statistics are written again
-here, directly from SPEC section 10 and the card, and run over every row of
-the output. Only the o200k vocabulary (`bpe-openai`), the taxonomy file,
-the card's Markdown layout (`piilab.finance.card.render_card`, given the
-statistics counted here) and the course generator (whose manifest hash the
-build records) are shared.
+the reserved and placeholder ranges (all in `piilab.safety`, the one checker of
+every dataset, which no generator imports), the token offsets, the BIOES
+decoding, the placeholder numbering, the value normalization, the MD5
+partition and the card's statistics are written again, directly from SPEC
+section 10 and the card, and run over every row of the output. Only the
+o200k vocabulary (`bpe-openai`), the taxonomy file, the card's Markdown
+layout (`piilab.finance.card.render_card`, given the statistics counted
+here) and the course generator (whose manifest hash the build records) are
+shared.
 
 The checks (`CHECKS`), each counted as rows or values checked and failed:
 
@@ -46,7 +48,6 @@ fails its check at that place: it never stops the verification.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import itertools
 import json
@@ -59,6 +60,17 @@ from pathlib import Path
 from typing import Any
 
 from piilab.inputs import InputError, loads_json
+from piilab.safety import (
+    CARD_SHAPE,
+    RRN_SHAPE,
+    email_ok,
+    licence_ok,
+    luhn_passes,
+    only_digits,
+    passport_ok,
+    phone_ok,
+    registration_ok,
+)
 
 __all__ = ["CHECKS", "VerifyReport", "verify_build", "verify_rows"]
 
@@ -80,87 +92,9 @@ CHECKS: tuple[str, ...] = (
 # The rules, written again
 # --------------------------------------------------------------------------------
 
-_REG_WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
-
-
-def _weighted(digits: str) -> int:
-    return sum(int(d) * w for d, w in zip(digits[:12], _REG_WEIGHTS, strict=True))
-
-
-def rrn_passes(digits13: str) -> bool:
-    """The resident-registration check: last digit = (11 - S mod 11) mod 10."""
-    return (11 - _weighted(digits13) % 11) % 10 == int(digits13[12])
-
-
-def frn_passes(digits13: str) -> bool:
-    """The pre-2020.10 foreign-registration check: last digit = (13 - S mod 11) mod 10."""
-    return (13 - _weighted(digits13) % 11) % 10 == int(digits13[12])
-
-
-def luhn_passes(digits: str) -> bool:
-    """Luhn: from the right, every second digit doubled (its digit sum), total = 0 mod 10."""
-    total = 0
-    for position, ch in enumerate(digits[::-1]):
-        value = int(ch) * (2 if position % 2 else 1)
-        total += value // 10 + value % 10
-    return total % 10 == 0
-
-
-def _only_digits(value: str) -> str:
-    return re.sub(r"[^0-9]", "", value)
-
-
-_RESERVED_DOMAINS = ("example.com", "example.net", "example.org")
-_KO_AREA = ("02", "031", "032", "033", "041", "042", "043", "044", "051", "052", "053", "054",
-            "055", "061", "062", "063", "064", "070", "010", "011", "016", "017", "018", "019")
-_KO_ASSIGNED_LICENCE = {*range(11, 27), 28}
-#: US states, DC, territories and military mail codes (the assigned licence regions).
-_US_CODES = frozenset({
-    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA",
-    "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ",
-    "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT",
-    "VA", "WA", "WV", "WI", "WY", "DC", "AS", "GU", "MP", "PR", "VI", "UM", "AA", "AE", "AP",
-    "FM", "MH", "PW",
-})
-_UNISSUED_PASSPORT = ("Q", "X", "Z")
-
-
-def _phone_ok(value: str, language: str) -> bool:
-    digits = _only_digits(value)
-    if language == "en":
-        if len(digits) == 11 and digits[0] == "1":
-            digits = digits[1:]
-        return len(digits) == 10 and digits[3:6] == "555" and digits[6:8] == "01"
-    groups = re.split(r"[-. ]", value)
-    if len(groups) == 3 and groups[0] in _KO_AREA:
-        return groups[1][:1] in ("0", "1")
-    for area in sorted(_KO_AREA, key=len, reverse=True):  # unseparated: longest area first
-        if digits.startswith(area):
-            return digits[len(area):len(area) + 1] in ("0", "1")
-    return False
-
-
-def _licence_ok(value: str, language: str) -> bool:
-    if language == "ko":
-        match = re.fullmatch(r"([0-9]{2})-[0-9]{2}-[0-9]{6}-[0-9]{2}", value)
-        return bool(match) and int(match.group(1)) not in _KO_ASSIGNED_LICENCE
-    match = re.fullmatch(r"([A-Z]{2})-[0-9]{7}", value)
-    return bool(match) and match.group(1) not in _US_CODES
-
-
-def _registration_ok(value: str, label: str) -> bool:
-    digits = _only_digits(value)
-    if len(digits) != 13:
-        return False
-    gender = digits[6]
-    if (label == "RRN") != (gender in "1234") or gender not in "12345678":
-        return False
-    century = 1900 if gender in "1256" else 2000
-    try:
-        _dt.date(century + int(digits[:2]), int(digits[2:4]), int(digits[4:6]))
-    except ValueError:
-        return False
-    return not rrn_passes(digits) and not frn_passes(digits)
+# The value rules (check digits, Luhn, reserved domains, placeholder phones, unassigned
+# licence regions and passport letters) are `piilab.safety`'s: one checker for every
+# dataset of the course, shared with no generator.
 
 
 # --------------------------------------------------------------------------------
@@ -301,9 +235,6 @@ class VerifyReport:
         return {c: {"checked": self.checked[c], "failed": self.failed[c]} for c in CHECKS}
 
 
-_RRN_SHAPE = re.compile(r"(?<![0-9-])[0-9]{6}-?[0-9]{7}(?![0-9])")
-_CARD_SHAPE = re.compile(r"(?<![0-9])(?:[0-9]{4}([- ]?)[0-9]{4}\1[0-9]{4}\1[0-9]{4}"
-                         r"|[0-9]{4}[- ][0-9]{6}[- ][0-9]{5})(?![0-9])")
 _UID = re.compile(r"([a-z-]+)/(ko|en)/(train|validation)/([^/]+)/([0-9]{6})")
 
 
@@ -356,29 +287,29 @@ def _check_row(row: dict, labels: Sequence[str], classes: frozenset[str],
     for entry in row["privacy_mask"]:
         label, value = entry["label"], entry["value"]
         if label in ("RRN", "FRN"):
-            report.count(label, _registration_ok(value, label), uid)
+            report.count(label, registration_ok(value, label), uid)
         elif label == "CARD_NUMBER":
-            digits = _only_digits(value)
+            digits = only_digits(value)
             report.count(label, len(digits) >= 13 and not luhn_passes(digits), uid)
         elif label == "EMAIL":
-            report.count(label, value.rpartition("@")[2].lower() in _RESERVED_DOMAINS, uid)
+            report.count(label, email_ok(value), uid)
         elif label == "PHONE":
-            report.count(label, _phone_ok(value, language), uid)
+            report.count(label, phone_ok(value), uid)
         elif label == "DRIVER_LICENSE":
-            report.count(label, _licence_ok(value, language), uid)
+            report.count(label, licence_ok(value, language), uid)
         elif label == "PASSPORT":
-            report.count(label, value[:1] in _UNISSUED_PASSPORT and value[1:].isdigit(), uid)
+            report.count(label, passport_ok(value), uid)
         elif label == "CVC":
-            report.count(label, any(len(_only_digits(c)) >= 13 and not luhn_passes(
-                _only_digits(c)) for c in card_values), uid)
+            report.count(label, any(len(only_digits(c)) >= 13 and not luhn_passes(
+                only_digits(c)) for c in card_values), uid)
 
     labelled = {(s, e): lab for s, e, lab in spans}
-    for match in _RRN_SHAPE.finditer(text):
+    for match in RRN_SHAPE.finditer(text):
         label = labelled.get((match.start(), match.end()))
         report.count("rrn_frn_audit", label in ("RRN", "FRN")
-                     and _registration_ok(match.group(), label), uid)
-    for match in _CARD_SHAPE.finditer(text):
-        report.count("card_shaped_audit", not luhn_passes(_only_digits(match.group())), uid)
+                     and registration_ok(match.group(), label), uid)
+    for match in CARD_SHAPE.finditer(text):
+        report.count("card_shaped_audit", not luhn_passes(only_digits(match.group())), uid)
 
 
 def _count_stats(rows_by_split: Mapping[str, Sequence[dict]], labels: Sequence[str]

@@ -46,7 +46,7 @@ from piilab.splits import DEFAULT_TARGETS
 from piilab.wide import genres as G
 from piilab.wide.errors import WideCorpusError
 
-WIDE_VERSION = "wide-1.0.0"
+WIDE_VERSION = "wide-1.1.0"
 PROFILE = "wide"
 __all__ = ["DEFAULT_RECORDS", "PROFILE", "WIDE_VERSION", "WideCorpusError", "digits_of",
            "generate_wide", "make_wide_record", "safety_problems", "wide_manifest",

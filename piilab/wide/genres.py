@@ -106,7 +106,9 @@ class Doc:
                        decoy=lambda kind: W.decoy(kind, self.rng, self.lang),
                        mark=self._mark)
         for piece, text in parts:
-            if piece.kind == "slot" and not piece.spaced:
+            # A spaced slot is a value segment too when the name has no spaced variant
+            # (`templating.spaced` writes it as it is).
+            if piece.kind == "slot" and (not piece.spaced or text == self.values[piece.key]):
                 self.segments.append((text, True))
             else:
                 self.text(text)

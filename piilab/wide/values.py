@@ -3,8 +3,11 @@
 Each generator takes ``(rng, lang, ctx)`` and returns the value exactly as it is written in
 the document. Numbers are invalid by construction as in the default corpus
 (`piilab.checksums`: RRN and Luhn check digits +5, placeholder phone ranges, reserved e-mail
-domains); `safety_problems` in `piilab.wide` checks every value of a record against those
-rules, whatever its spelling (separators, full-width or spoken digits).
+domains), and so are the decoys shaped like them (a corporate registration number or a
+barcode with an RRN's 13 digits, a gift-card code with a card's 16: `piilab.safe_values`).
+`piilab.safety.safety_problems` checks every value of a record against those rules, whatever
+its spelling (separators, full-width or spoken digits), and audits the text for shaped
+strings that pass a check.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from piilab.checksums import invalid_card_number, invalid_rrn
 from piilab.wide import vocab as V
 from piilab.wide.errors import WideCorpusError
 
+#: Domains reserved for examples (RFC 2606 and 6761; `piilab.safety.email_ok` checks them).
 EMAIL_DOMAINS = ("example.com", "example.net", "example.org", "mail.example.com",
-                 "corp.example.net", "example.org.kr")
+                 "corp.example.net", "webmail.example")
 
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 KO_SPOKEN = ("공", "일", "이", "삼", "사", "오", "육", "칠", "팔", "구")
@@ -300,9 +304,10 @@ def decoy(kind: str, rng: random.Random, lang: str) -> str:
     if kind == "BIZREG":  # business registration number (사업자등록번호): 3-2-5 digits
         return f"{digits(rng, 3)}-{digits(rng, 2)}-{digits(rng, 5)}"
     if kind == "CORPREG":  # corporate registration number: 6-7 digits, shaped like an RRN
-        return f"{rng.choice(('110111', '134511', '284211', '160111'))}-{digits(rng, 7)}"
+        n = SV.registration_shaped(rng, rng.choice(("110111", "134511", "284211", "160111")))
+        return f"{n[:6]}-{n[6:]}"
     if kind == "BARCODE":  # a 13-digit product barcode, shaped like an RRN without hyphen
-        return "880" + digits(rng, 10)
+        return SV.registration_shaped(rng, "880")
     if kind == "PRODUCT":
         return rng.choice((f"SKU-{rng.choice('ABCDEFGH')}{digits(rng, 4)}", f"PRD-{digits(rng, 6)}",
                            f"{rng.choice(('KX', 'QT', 'MX'))}{digits(rng, 3)}-{rng.choice('ABCDEF')}",
@@ -319,7 +324,7 @@ def decoy(kind: str, rng: random.Random, lang: str) -> str:
         return rng.choice((f"REF-{digits(rng, 6)}", f"CS{digits(rng, 8)}", f"#{digits(rng, 5)}",
                            f"TKT-{digits(rng, 4)}-{digits(rng, 2)}", f"POL-{digits(rng, 8)}"))
     if kind == "GIFTCARD":  # a 16-digit voucher code, shaped like a card number
-        return f"{digits(rng, 4)}-{digits(rng, 4)}-{digits(rng, 4)}-{digits(rng, 4)}"
+        return SV.group(SV.card_shaped(rng), (4, 4, 4, 4), "-")
     if kind == "EMPLOYEE":
         return rng.choice((f"EMP-{digits(rng, 5)}", f"사번 {digits(rng, 7)}" if lang == "ko" else f"ID {digits(rng, 6)}"))
     if kind == "RELWORD":
