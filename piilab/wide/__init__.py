@@ -41,7 +41,7 @@ from piilab.labels import nfc
 from piilab.matching import find_occurrences
 from piilab.records import entities_in_order, new_record, overlapping_occurrences
 from piilab.safe_values import seeded_random
-from piilab.safety import digits_of, safety_problems
+from piilab.safety import digits_of, safety_problems  # re-exported: chapter 02 imports them here
 from piilab.splits import DEFAULT_TARGETS
 from piilab.wide import genres as G
 from piilab.wide.errors import WideCorpusError
