@@ -29,14 +29,14 @@ _EXPORTS: dict[str, str] = {
     "read_jsonl": "piilab.dataset",
     "load_dataset_dir": "piilab.dataset",
     "verify_dataset": "piilab.dataset",
-    # parsing, matching, tokenization (chapter 03)
+    # parsing, matching, masking (chapter 03)
     "ParsedOutput": "piilab.parsing",
     "parse_model_output": "piilab.parsing",
-    "Candidate": "piilab.tokenization",
-    "Span": "piilab.tokenization",
-    "MaskResult": "piilab.tokenization",
-    "mask_text": "piilab.tokenization",
-    "reassemble_text": "piilab.tokenization",
+    "Candidate": "piilab.masking",
+    "Span": "piilab.masking",
+    "MaskResult": "piilab.masking",
+    "mask_text": "piilab.masking",
+    "reassemble_text": "piilab.masking",
     # evaluation (chapter 04)
     "EvaluationError": "piilab.evaluation",
     "evaluate": "piilab.evaluation",

@@ -79,8 +79,6 @@ __all__ = [
     "augment_record",
     "augment_records",
     "build_value_pools",
-    "gold_problems",
-    "ordered_entities",
     "value_split",
 ]
 
@@ -116,13 +114,8 @@ def _rng(*parts: object) -> random.Random:
     return seeded_random("piilab-augment", *parts)
 
 
-# --------------------------------------------------------------------------------
 # Gold checks: what every record (generated, augmented or hand-written) must satisfy
 # lives in `piilab.records` (`gold_problems`, `target_tsv`, imported from there).
-# --------------------------------------------------------------------------------
-
-#: The entity-order rule, under its old name (`piilab.records.entities_in_order`).
-ordered_entities = entities_in_order
 
 
 # --------------------------------------------------------------------------------
@@ -285,7 +278,7 @@ def _replace_occurrences(source: str, label: str, old: str, new: str) -> str | N
 
 
 def _valid(source: str, pairs: Pairs) -> bool:
-    entities = ordered_entities(source, pairs)
+    entities = entities_in_order(source, pairs)
     record = {"id": "", "source_text": source, "entities": entities,
               "target_tsv": target_tsv(entities)}
     return not gold_problems(record)
@@ -427,7 +420,7 @@ def _augment(record: Mapping, rng: random.Random, pool: ValuePool, new_id: str,
             applied.append(f"separator:{label}")
     if source == record["source_text"]:
         return None
-    entities = ordered_entities(source, pairs)
+    entities = entities_in_order(source, pairs)
     return {
         **record,
         "id": new_id,

@@ -2,7 +2,7 @@
 
 `LABELS` lists the nine labels of this course in *type-priority order*: when one
 spelling is predicted with several types, the label that comes first wins (see
-`piilab.tokenization`). The order is part of the contract, so do not sort it.
+`piilab.masking`). The order is part of the contract, so do not sort it.
 
 These are annotation rules of this experiment, not a universal sensitivity
 taxonomy: a relationship word such as "어머니" is a positive (REL), while a

@@ -22,7 +22,7 @@ The steps, in order (SPEC section 3):
 What it deliberately does not do: it does not repair malformed rows (a line
 without a TAB is prose, even if it names a label), it does not guess a type
 for a value, and it does not decide what to mask when matches overlap (that
-is `piilab.tokenization`).
+is `piilab.masking`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from piilab.labels import LABELS, PairError, nfc, normalize_label, normalize_pair
+from piilab.masking import Candidate
 from piilab.matching import has_match
-from piilab.tokenization import Candidate
 
 __all__ = ["ParsedOutput", "parse_model_output", "remove_think_blocks"]
 

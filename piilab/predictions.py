@@ -30,8 +30,6 @@ from piilab.files import PRIVATE_MODE, write_atomic
 from piilab.labels import LABELS
 from piilab.parsing import parse_model_output
 
-FIELDS: tuple[str, ...] = ("id", "output", "parse_success")
-
 
 class Prediction(TypedDict):
     """One row of a predictions file."""

@@ -9,7 +9,6 @@ from collections import defaultdict
 
 import pytest
 
-from piilab.augment import gold_problems
 from piilab.course.exercises import CheckResult
 from piilab.course.exercises.ch05 import (
     SIZE_TOLERANCE,
@@ -18,6 +17,7 @@ from piilab.course.exercises.ch05 import (
     check_skeleton,
     exercise_records,
 )
+from piilab.records import gold_problems
 from piilab.splits import family_split, skeleton
 
 RIGHT_SKELETON = skeleton(SKELETON_RECORD["source_text"], SKELETON_RECORD["entities"])

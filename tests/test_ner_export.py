@@ -286,6 +286,22 @@ def test_a_slow_tokenizer_is_refused():
 # --- the command line --------------------------------------------------------------
 
 
+def test_read_export_reads_rows_back_and_names_a_bad_line(tmp_path):
+    from piilab.inputs import InputError
+
+    rows = [{"uid": "r1", "source_text": "김가상 님", "privacy_mask": []},
+            {"uid": "r2", "source_text": "Hi", "privacy_mask": []}]
+    path = tmp_path / "test.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows) + "\n",
+                    encoding="utf-8")
+    assert ner.read_export(path) == rows  # the blank last line is skipped
+    path.write_text(json.dumps(rows[0], ensure_ascii=False) + '\n{"uid": "김가상\n',
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"test\.jsonl:2: malformed JSON") as info:
+        ner.read_export(path)
+    assert "김가상" not in str(info.value)
+
+
 @pytest.fixture()
 def run(monkeypatch, capsys):
     monkeypatch.setattr(cli, "COMMAND_MODULES", ("piilab.cli.ner",))

@@ -3,7 +3,7 @@
     piilab mask --candidates CANDS.tsv [--in FILE] [--out FILE] [--mapping MAP.json] [--force]
     piilab unmask --mapping MAP.json [--in FILE] [--out FILE] [--force]
 
-A thin layer over `piilab.tokenization`. The candidates file has one
+A thin layer over `piilab.masking`. The candidates file has one
 ``TYPE<TAB>VALUE`` row per line (blank lines are skipped); the mapping file is
 a JSON object ``{token: original spelling}``. Texts are read and written as
 UTF-8 and default to stdin/stdout; line endings are kept as they are.
@@ -33,7 +33,7 @@ from piilab.cli import CLIError, doing
 from piilab.files import PRIVATE_MODE, STDIN, STDOUT, check_outputs, write_all
 from piilab.inputs import loads_json
 from piilab.labels import LABELS, PairError, normalize_pair
-from piilab.tokenization import TOKEN_PATTERN, Candidate, mask_text, reassemble_text
+from piilab.masking import TOKEN_PATTERN, Candidate, mask_text, reassemble_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -18,7 +18,7 @@ on the same data and the same leak metric. In the order of the chapter:
    `export_ner_dataset`; `piilab export-ner` on the command line): one row per
    record in the token-classification layout widely used for PII data sets:
    ``source_text``, ``masked_text`` (``[LABEL_n]`` placeholders numbered by
-   `piilab.tokenization.mask_text` from the gold candidates, so numbering is
+   `piilab.masking.mask_text` from the gold candidates, so numbering is
    the course's), ``privacy_mask`` (``{label, start, end, value}`` over
    ``source_text``), ``language``, ``split``, ``uid``, ``source_dataset``,
    ``tokens`` (the tokenizer's own token strings, which ``convert_tokens_to_ids``

@@ -41,6 +41,7 @@ from piilab.files import PRIVATE_MODE, check_outputs, output_folder, write_all
 from piilab.generator import GENERATOR_VERSION
 from piilab.inputs import loads_json
 from piilab.labels import LABELS, nfc
+from piilab.masking import TOKEN_PATTERN, mask_text, reassemble_text
 from piilab.ner.encoder import _encode
 from piilab.ner.spans import (
     MisalignedRecordError,
@@ -49,7 +50,6 @@ from piilab.ner.spans import (
     _record_id,
     gold_spans,
 )
-from piilab.tokenization import TOKEN_PATTERN, mask_text, reassemble_text
 
 __all__ = [
     "EXPORT_COLUMNS",

@@ -24,8 +24,8 @@ from typing import Any
 
 from piilab.course.exercises import CheckResult, _say
 from piilab.labels import nfc
+from piilab.masking import TOKEN_PATTERN, mask_text
 from piilab.matching import has_match
-from piilab.tokenization import TOKEN_PATTERN, mask_text
 
 __all__ = [
     "MASK_CANDIDATES",

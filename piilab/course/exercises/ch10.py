@@ -3,7 +3,7 @@
 - `check_mask_batch(fn)`: the learner writes the function a batch engine maps over a corpus
   (``map_batches`` in Ray Data, ``mapInPandas`` in Spark): it takes a batch
   ``{"id": [...], "source_text": [...]}`` and returns ``{"id", "masked_text", "mapping"}``,
-  detecting with the rule baseline and masking with `piilab.tokenization.mask_text`. The
+  detecting with the rule baseline and masking with `piilab.masking.mask_text`. The
   checker runs it on `BATCH_TEXTS` as one batch and again cut into batches of one and of
   two, and reports, in this order: a result that is not a mapping or lacks a column; a
   ``source_text`` column passed through (the masked output must not carry it); columns of
@@ -48,7 +48,7 @@ def check_mask_batch(fn: Any, *, lang: str | None = None) -> CheckResult:
     """Chapter 10, exercise 1: a ``map_batches`` function that detects, masks and keeps the
     mappings in a column of their own (see the module docstring for the order of checks)."""
     from piilab.baseline import extract
-    from piilab.tokenization import reassemble_text
+    from piilab.masking import reassemble_text
 
     if not callable(fn):
         return CheckResult(False, _say(lang, "ch10.not_callable", type=type(fn).__name__))
