@@ -57,7 +57,7 @@ verify: install
 	$(VENV)/bin/piilab verify data
 
 lint: install
-	$(VENV)/bin/ruff check piilab tests benchmarks tools
+	$(VENV)/bin/ruff check piilab tests benchmarks tools && $(PY) tools/dead_names.py
 
 test-fast: install
 	$(VENV)/bin/pytest -q -m "not slow and not browser"

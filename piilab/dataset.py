@@ -34,16 +34,14 @@ from piilab.files import check_outputs, write_all
 from piilab.generator import (
     DEFAULT_SEED,
     GENERATOR_VERSION,
-    SPLIT_SIZES,
     SPLITS,
     generate_dataset,
 )
 from piilab.inputs import InputError, loads_json
 from piilab.labels import LABELS
-from piilab.records import RECORD_FIELDS, check_record
+from piilab.records import check_record
 
 MANIFEST = "manifest.json"
-REQUIRED_FIELDS = RECORD_FIELDS  # (the old name)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -362,8 +360,3 @@ def dataset_stats(splits: dict[str, list[dict]]) -> dict[str, dict]:
             "labels": {label: labels.get(label, 0) for label in LABELS},
         }
     return out
-
-
-def default_sizes() -> dict[str, dict[str, int]]:
-    """The split sizes of the default corpus (a copy, safe to modify)."""
-    return {k: dict(v) for k, v in SPLIT_SIZES.items()}
