@@ -126,7 +126,7 @@ def _rng(*parts: object) -> random.Random:
 def pool_key(value: str) -> str:
     """What `value_split` hashes: the value as the matching rules see it.
 
-    Spellings that match each other (SPEC section 4) share a key, so one number
+    Spellings that match each other (docs/contract.md, section 4) share a key, so one number
     written two ways, or a name with and without spaces, cannot land in two
     pools: digits only for a numeric value, whitespace removed otherwise.
 

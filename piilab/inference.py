@@ -24,7 +24,7 @@ live in `piilab.predictions`, which needs no model.
 Think blocks: templates that read ``enable_thinking`` are asked not to think
 (`piilab.sft.CHAT_TEMPLATE_KWARGS`, the same as in training); a model that
 thinks anyway keeps its ``<think>...</think>`` text in ``output``, which is the
-raw model output, and the parser removes complete blocks (docs/contract.md, "Parsing"). An
+raw model output, and the parser removes complete blocks (docs/contract.md, section 3). An
 unclosed ``<think>`` (the model ran out of ``max_new_tokens`` while thinking) is
 left as text: its prose lines are ignored, but a ``TYPE<TAB>VALUE`` line inside it
 is still a row, as for any other line.

@@ -6,7 +6,7 @@ per line; it never edits the document. Parsing turns that raw output into
 rows, keeps the ones that really occur in the document (`candidates`) and
 sets aside the ones that do not (`unmatched`: hallucinations).
 
-The steps, in order (SPEC section 3):
+The steps, in order (docs/contract.md, section 3):
 
 1. NFC-normalize the output and the source.
 2. Remove complete ``<think>...</think>`` blocks (case-sensitive), repeatedly
@@ -112,7 +112,8 @@ def _allowed_types(allowed_types: Iterable[str]) -> frozenset[str]:
 def parse_model_output(
     output: str, source_text: str, allowed_types: Iterable[str] = LABELS
 ) -> ParsedOutput:
-    """Parse ``TYPE<TAB>VALUE`` rows and check each against the source (SPEC section 3).
+    """Parse ``TYPE<TAB>VALUE`` rows and check each against the source (docs/contract.md,
+    section 3).
 
     `allowed_types` is a collection of labels (a tuple, list or set of
     strings); a single string such as ``"PERSON"`` is refused with `TypeError`

@@ -1,6 +1,6 @@
 """The record, the course's central data type: its fields, its two derived fields, its checks.
 
-A record is one JSON object per line of a split file (SPEC section 2)::
+A record is one JSON object per line of a split file (docs/contract.md, section 2)::
 
     {"id": "train-ko-00001", "split": "train", "language": "ko",
      "source_text": "...", "entities": [{"type": "PERSON", "value": "김가상"}],

@@ -1,4 +1,4 @@
-"""Training-only augmentation (SPEC section 7): `piilab.augment`."""
+"""Training-only augmentation (docs/contract.md, section 7): `piilab.augment`."""
 
 from __future__ import annotations
 

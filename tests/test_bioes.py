@@ -1,4 +1,4 @@
-"""BIOES projection, decoding and span scores (`piilab.bioes`, SPEC section 9)."""
+"""BIOES projection, decoding and span scores (`piilab.bioes`, docs/contract.md, section 9)."""
 
 from __future__ import annotations
 

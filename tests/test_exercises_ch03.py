@@ -18,8 +18,8 @@ from piilab.course.exercises.ch03 import (
 )
 from piilab.tokenization import mask_text, reassemble_text
 
-#: The answers of the matching exercise as SPEC section 4 states them (written out by hand,
-#: so that a change in `piilab.matching` that breaks the spec shows up here).
+#: The answers of the matching exercise as docs/contract.md (section 4) states them (written
+#: out by hand, so that a change in `piilab.matching` that breaks the spec shows up here).
 SPEC_MATCHES = {
     "spaced-name": True,  # one space between every character: a PERSON variant
     "mixed-joiners": False,  # a space and a tab: joiners must be uniform
@@ -32,7 +32,7 @@ SPEC_MATCHES = {
     "fullwidth": False,  # fullwidth digits are not digits
 }
 
-#: The masked text of the prediction exercise, written out by hand from SPEC section 5.
+#: The masked text of the prediction exercise, written out by hand from docs/contract.md, section 5.
 SPEC_MASKED = (
     "[PHONE_1] is the old number. Call [PERSON_1] on [PHONE_2] or [ACCOUNT_1], not 1555-0142. "
     "[PERSON_2] replied from [EMAIL_1]."

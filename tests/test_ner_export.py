@@ -128,7 +128,7 @@ def test_gold_spans_fed_through_the_bridge_leak_nothing_on_the_corpus(all_record
     assert result.tokenization.round_trip_rate == 1.0
     assert result.tokenization.deterministic_rate == 1.0
     # Variant spellings (김 가 상 for 김가상) are written as seen, so pair-level F1 is
-    # below 1 while nothing leaks: entity F1 is not span F1 (SPEC section 6).
+    # below 1 while nothing leaks: entity F1 is not span F1 (docs/contract.md, section 6).
     assert 0.95 < result.entity.f1 < 1.0
     assert result.entity.precision < 1.0
 

@@ -1,4 +1,5 @@
-"""Parsing model output (SPEC section 3): think blocks, rows, source matching, the parse flag."""
+"""Parsing model output (docs/contract.md, section 3): think blocks, rows, source matching,
+the parse flag."""
 
 from __future__ import annotations
 

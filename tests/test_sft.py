@@ -1,4 +1,4 @@
-"""Training records and the completion-only loss mask (`piilab.sft`, SPEC section 8).
+"""Training records and the completion-only loss mask (`piilab.sft`, docs/contract.md, section 8).
 
 The loss-mask tests run on the tiny offline model's real tokenizer and chat template,
 then on variants of that template that break the mask in each way the check must catch.

@@ -1,5 +1,5 @@
-"""Leakage audit and family split (docs/contract.md, "Leakage audit and family split"):
-`piilab.splits`, `piilab audit/resplit`."""
+"""Leakage audit and family split (docs/contract.md, section 7): `piilab.splits`,
+`piilab audit/resplit`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The tiny offline model (`piilab.tiny`, SPEC section 8): loadable, deterministic, offline."""
+"""The tiny offline model (`piilab.tiny`, docs/contract.md, section 8): loadable,
+deterministic, offline."""
 
 from __future__ import annotations
 

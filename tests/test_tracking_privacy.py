@@ -1,4 +1,4 @@
-"""No PII in tracking or logs (`piilab.tracking`, SPEC section 8).
+"""No PII in tracking or logs (`piilab.tracking`, docs/contract.md, section 8).
 
 A real training run, with tracking on and every log switched to its most verbose
 level, then a scan for every source text, completion, entity value and masking

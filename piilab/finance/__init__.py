@@ -1,10 +1,11 @@
 """The finance token-classification dataset: 18 labels, o200k tokens, built and verified offline.
 
 Chapter 09 ("A token-classification dataset for finance") teaches this
-package; SPEC section 10 is its contract and ``reference/finance-dataset-card.md``
-the card it reproduces. It sits beside `piilab.ner` (chapter 08) and shares
-`piilab.bioes` (the tag scheme) and `piilab.taxonomy` (the 18 finance labels,
-73 BIOES classes) with it. One module per job, in the order of the chapter:
+package; its contract is section 10 of docs/contract.md, and
+``reference/finance-dataset-card.md`` is the card it reproduces. It sits beside
+`piilab.ner` (chapter 08) and shares `piilab.bioes` (the tag scheme) and
+`piilab.taxonomy` (the 18 finance labels, 73 BIOES classes) with it. One module per job,
+in the order of the chapter:
 
 - `piilab.finance.values`: a value generator per label, invalid by
   construction, and the MD5 partition of values into split pools;

@@ -1,6 +1,6 @@
 """Building the finance rows: three sources, BIOES over o200k, checked as they are made.
 
-Chapter 09 teaches this module; SPEC section 10 is its contract. A build is
+Chapter 09 teaches this module; its contract is section 10 of docs/contract.md. A build is
 `build_rows(rows, seed)`; `write_build` stores it (`piilab finance build`).
 In the order the chapter explains it:
 
@@ -57,7 +57,7 @@ build's seed (`course_manifest_sha256`); ``piilab finance verify`` checks both
 against the installed generator.
 
 What it deliberately does not do: read the upstream corpus the card names
-(not available: SPEC section 10 says what stands in for it), or check its own
+(not available: docs/contract.md, section 10, says what stands in for it), or check its own
 work a second time: `piilab.finance.verify` does that with separate code.
 """
 

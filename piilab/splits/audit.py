@@ -4,7 +4,7 @@
 value. Read it by attribute (``audit.pairs["train/test"].shared_skeletons``); its
 `SplitAudit.to_dict` form is the JSON that ``piilab audit --json`` writes. The audit also
 reads as that dict (``audit["pairs"]["train/test"]["shared_skeletons"]``), because the
-behaviour contract states it as a dict (docs/contract.md, "Leakage audit").
+behaviour contract states it as a dict (docs/contract.md, section 7).
 """
 
 from __future__ import annotations

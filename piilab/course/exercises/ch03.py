@@ -49,7 +49,8 @@ __all__ = [
 class MatchCase:
     """One question of the matching exercise: does `value` (typed `label`) match `source`?
 
-    `topic` names the rule of SPEC section 4 that decides the case (a key of `_TOPICS`).
+    `topic` names the rule of docs/contract.md (section 4) that decides the case (a key of
+    `_TOPICS`).
     """
 
     id: str
