@@ -77,7 +77,7 @@ def test_every_module_imports_without_the_heavy_stack():
         "import sys, piilab\n"
         "for m in ('labels','checksums','generator','dataset','matching','parsing',"
         "'tokenization','predictions','evaluation','inference','baseline','splits','augment','bioes',"
-        "'taxonomy','ner','sft','train','tiny','tracking'):\n"
+        "'taxonomy','ner','sft','train','tiny','tracking','fast_generate','_compat'):\n"
         "    __import__('piilab.' + m)\n"
         "heavy = [m for m in ('torch','transformers','trl','numpy','matplotlib','datasets')"
         " if m in sys.modules]\n"
