@@ -10,9 +10,9 @@ threads for each detector, loaded through `piilab.detectors.load_detector` exact
 ``piilab mask-corpus`` loads it. For each: documents/s of the detection alone (loading not
 counted, one warm-up document first), entity F1 and the document leak rate of
 `piilab.evaluation.evaluate` on those documents, and the ratio of its documents/s to the
-generative fast path of the same base (merged adapter, `piilab.inference.generate`) and to
-the rules. The goal of the classifier issue is >= 10x the documents/s of the same base's
-generative path, and 100,000 holdout-length documents in under 6 hours (>= 4.63
+generative fast path of the same base (merged adapter, `piilab.fast_generate.generate_fast`)
+and to the rules. The goal of the classifier issue is >= 10x the documents/s of the same
+base's generative path, and 100,000 holdout-length documents in under 6 hours (>= 4.63
 documents/s); both are printed.
 
 ``--quantize`` adds each classifier again with int8 dynamic quantization of its linear
