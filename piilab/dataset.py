@@ -178,6 +178,12 @@ def read_jsonl_lines(path: str | os.PathLike) -> list[tuple[int, dict]]:
                 for lineno, raw in enumerate(handle, 1) if raw.strip()]
 
 
+def parse_jsonl_line(raw: bytes, path: str | os.PathLike, lineno: int) -> dict:
+    """One nonblank line of a JSONL file as a record, checked as `read_jsonl_lines` checks
+    each line, for a caller that holds the file's bytes (a pipe can be read only once)."""
+    return _parse_line(raw, Path(path), lineno)
+
+
 def _parse_line(raw: bytes, path: Path, lineno: int) -> dict:
     where = f"{path}:{lineno}"
     try:

@@ -28,6 +28,8 @@ rules holds for all of them:
    Ctrl-C, SIGTERM and SIGHUP are held back while the renames, their undoing
    and the clean-up run (where the platform can block signals), so an
    interruption lands before or after them, never between two of them.
+   A whole new folder (a masked corpus) is built in a staging folder and
+   renamed into place (`publish_folder`).
 4. **Clean up after a killed run** (`recover`). A process killed outright
    (SIGKILL, a power cut) can leave its temporary files, backups (hard links
    to the old content: a mapping, a dataset) and journal behind. The next
@@ -56,6 +58,7 @@ import secrets
 import shutil
 import signal
 import stat
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -263,19 +266,36 @@ def write_all(outputs: Sequence[tuple[StrPath, bytes, int | None]]) -> None:
 def _signals_held() -> Iterator[None]:
     """Hold back Ctrl-C, SIGTERM and SIGHUP in the block; they are delivered after it.
 
-    Where signals cannot be blocked (Windows, or not the main thread of a
-    platform without ``pthread_sigmask``) the block runs unprotected; the
-    journal and the record-before-rename undo still keep the outputs whole.
+    Two layers, because blocking alone is not enough: a signal sent to the process
+    goes to any thread that does not block it (Arrow and Ray start threads of
+    their own), and Python then runs its handler in the main thread all the same.
+    So in the main thread the Python handlers are also replaced, for the block,
+    by one that only notes the signal; the old handlers come back and the noted
+    signals are raised again when the block ends. Where signals cannot be
+    blocked (Windows, or not the main thread of a platform without
+    ``pthread_sigmask``) the block runs unprotected; the journal and the
+    record-before-rename undo still keep the outputs whole.
     """
+    noted: list[int] = []
+    handlers: dict[int, object] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in _HELD_SIGNALS:
+            if signal.getsignal(signum) is None:  # set outside Python: left alone
+                continue
+            with contextlib.suppress(ValueError, OSError):
+                handlers[signum] = signal.signal(signum,
+                                                 lambda number, frame: noted.append(number))
     block = getattr(signal, "pthread_sigmask", None)
-    if block is None:
-        yield
-        return
-    previous = block(signal.SIG_BLOCK, _HELD_SIGNALS)
+    previous = block(signal.SIG_BLOCK, _HELD_SIGNALS) if block is not None else None
     try:
         yield
     finally:
-        block(signal.SIG_SETMASK, previous)
+        for signum, handler in handlers.items():  # back first, while still blocked
+            signal.signal(signum, handler)
+        if block is not None:
+            block(signal.SIG_SETMASK, previous)  # a blocked one reaches its handler here
+        for signum in dict.fromkeys(noted):
+            signal.raise_signal(signum)
 
 
 def _new_name(folder: Path, kind: str) -> Path:
@@ -525,3 +545,39 @@ def output_folder(path: StrPath, mode: int = 0o777) -> Iterator[Path]:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         raise
+
+
+@contextlib.contextmanager
+def publish_folder(target: StrPath) -> Iterator[Path]:
+    """Build the new folder `target` all at once: the block fills a staging folder.
+
+    The staging folder (``.piilab-<pid>-<random>.tmp``, mode 0700) is made beside
+    `target`, inside the ``try`` that removes it again; when the block ends without
+    an error it is renamed to `target`. On an error or an interruption it is
+    removed, with Ctrl-C, SIGTERM and SIGHUP held until that is done; one left by
+    a killed run is removed by the next `recover` of the folder, which this
+    function runs first. `target` must not exist (`OutputError`, checked again
+    just before the rename).
+    """
+    target = Path(target)
+    parent = target.parent
+    recover(parent)
+    stage = _new_name(parent, "tmp")
+    with contextlib.ExitStack() as held:
+        try:
+            while True:
+                try:
+                    stage.mkdir(mode=0o700)
+                    break
+                except FileExistsError:
+                    stage = _new_name(parent, "tmp")
+            yield stage
+            held.enter_context(_signals_held())
+            if os.path.lexists(target):
+                raise OutputError(f"{target}: exists; choose a new folder")
+            os.rename(stage, target)
+            _sync_folder(parent)
+        except BaseException:
+            held.enter_context(_signals_held())
+            shutil.rmtree(stage, ignore_errors=True)
+            raise

@@ -14,9 +14,32 @@ name files, line numbers, fields and counts, never a text, a value or a mapping.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 
-from piilab.cli import CLIError
+from piilab.cli import CLIError, one_line
+
+#: MLflow's HTTP settings while the tracking store is opened: one try, a short timeout, so
+#: a server that does not answer is reported within seconds (MLflow's own defaults retry
+#: with back-off for minutes). Set only for that call, and only where the user has not.
+TRACKING_OPEN_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
+                     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0",
+                     "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+
+
+def _count(minimum: int):
+    """An argparse type: a whole number of at least `minimum`."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("must be a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
+        return value
+    return parse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,15 +53,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=("local", "ray"), default="local")
     p.add_argument("--address", metavar="ADDR",
                    help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
-    p.add_argument("--batch-size", type=int, default=256, metavar="N",
+    p.add_argument("--batch-size", type=_count(1), default=256, metavar="N",
                    help="documents per detector call (default 256)")
-    p.add_argument("--workers", type=int, default=1, metavar="N",
+    p.add_argument("--workers", type=_count(1), default=1, metavar="N",
                    help="Ray actors (default 1)")
-    p.add_argument("--blocks", type=int, default=None, metavar="N",
+    p.add_argument("--blocks", type=_count(1), default=None, metavar="N",
                    help="Ray blocks (default: 2 per worker)")
-    p.add_argument("--rows-per-file", type=int, default=None, metavar="N",
+    p.add_argument("--rows-per-file", type=_count(1), default=None, metavar="N",
                    help="records per output partition (default 50,000)")
-    p.add_argument("--model-batch-size", type=int, default=16, metavar="N",
+    p.add_argument("--model-batch-size", type=_count(1), default=16, metavar="N",
                    help="documents per generation batch of a model detector (default 16)")
     p.add_argument("--keep-column", action="append", default=[], dest="keep_columns",
                    metavar="NAME",
@@ -55,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("verify-corpus",
                               help="check a mask-corpus output against its manifest")
     p.add_argument("dir", metavar="DIR")
-    p.add_argument("--sample", type=int, default=100, metavar="N",
+    p.add_argument("--sample", type=_count(0), default=100, metavar="N",
                    help="records restored to prove the round trip (default 100)")
     p.set_defaults(func=cmd_verify_corpus, extra="scale")
 
@@ -66,23 +89,26 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
     if args.detector != "rules":  # the extras an import error should name
         args.extra = "train" if args.engine == "local" else "scale,train"
     tracker = None
-    if args.tracking_uri:
-        from piilab.tracking import open_tracker
-
-        tracker = open_tracker(args.tracking_uri, args.out, experiment="piilab-corpus")
     try:
+        if args.tracking_uri:
+            tracker = _open_tracker(args.tracking_uri, args.out)
         result = mask_corpus(args.input, args.out, detector=args.detector, engine=args.engine,
                              batch_size=args.batch_size, workers=args.workers,
                              blocks=args.blocks, address=args.address,
                              rows_per_file=(DEFAULT_ROWS_PER_FILE if args.rows_per_file is None
                                             else args.rows_per_file),
                              model_batch_size=args.model_batch_size,
-                             keep_columns=args.keep_columns, progress=args.progress,
+                             keep_columns=args.keep_columns,
+                             # a bar only on a terminal: in a log its updates are noise
+                             progress=args.progress and sys.stderr.isatty(),
                              tracker=tracker)
-    except CorpusError as exc:
+    except BaseException as exc:
         if tracker is not None:
-            tracker.close("FAILED")
-        raise CLIError(str(exc)) from None
+            with contextlib.suppress(Exception):
+                tracker.close("FAILED")
+        if isinstance(exc, CorpusError):
+            raise CLIError(str(exc)) from None
+        raise
     if tracker is not None:
         tracker.close()
     print(f"piilab mask-corpus: {result.records} records, {result.spans} spans masked, "
@@ -95,6 +121,62 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shown_uri(uri: str) -> str:
+    """`uri` without a user name, password, query or fragment (they can hold secrets)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(unreadable URI)"
+    if not parts.scheme:
+        return uri
+    netloc = f"{host}{port}" if parts.netloc else ""
+    return f"{parts.scheme}://{netloc}{parts.path}"
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Set the environment variables the user has not set, for the block only."""
+    added = [name for name in values if name not in os.environ]
+    for name in added:
+        os.environ[name] = values[name]
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+def _open_tracker(uri: str, out: str):
+    """The MLflow run of this job at `uri`, or a `CLIError` naming --tracking-uri: a file
+    store is refused, and a server that does not answer is reported within seconds."""
+    from urllib.parse import urlsplit
+
+    scheme = urlsplit(uri).scheme.lower() if uri.isprintable() else ""
+    if scheme == "file" or (not scheme and not uri.startswith("databricks")):
+        raise CLIError(f"--tracking-uri {_shown_uri(uri)}: MLflow no longer writes file "
+                       "stores; use a database (sqlite:///PATH/mlflow.db) or a server "
+                       "(http://HOST:PORT)")
+    try:
+        from piilab.tracking import open_tracker
+    except ImportError:
+        raise CLIError("--tracking-uri needs the train extra: pip install 'piilab[train]'"
+                       ) from None
+    try:
+        with _environment(TRACKING_OPEN_ENV):
+            return open_tracker(uri, out, experiment="piilab-corpus")
+    except ImportError as exc:
+        module = (exc.name or "").partition(".")[0] or "mlflow"
+        raise CLIError(f"--tracking-uri needs the train extra: pip install 'piilab[train]' "
+                       f"({module} is not installed)") from None
+    except Exception as exc:  # MLflow's and the HTTP client's own errors
+        raise CLIError(f"--tracking-uri {_shown_uri(uri)}: the tracking store does not "
+                       f"answer or refuses the run ({type(exc).__name__})") from None
+
+
 def cmd_verify_corpus(args: argparse.Namespace) -> int:
     from piilab.corpus_mask import CorpusError, verify_corpus
 
@@ -102,8 +184,8 @@ def cmd_verify_corpus(args: argparse.Namespace) -> int:
         report = verify_corpus(args.dir, sample=args.sample)
     except CorpusError as exc:
         raise CLIError(str(exc)) from None
-    for problem in report.problems:
-        print(f"piilab verify-corpus: {problem}", file=sys.stderr)
+    for problem in report.problems:  # names from a manifest may hold anything: one line
+        print(f"piilab verify-corpus: {one_line(problem)}", file=sys.stderr)
     status = "ok" if report.ok else f"{len(report.problems)} problems"
     print(f"piilab verify-corpus: {report.records} records in {report.files} files, "
           f"{report.sampled} restored: {status}")
