@@ -273,7 +273,7 @@ def longest_matches(
 def first_occurrences(
     source: str, pairs: Iterable[tuple[str, str]]
 ) -> list[tuple[int, int, tuple[bool, int], str]]:
-    """Step 2: ``(start, -end, rank, spelling)`` for the first occurrence of each spelling.
+    """Step 2: ``(start, -end, rank, spelling)``, each spelling's first occurrence.
 
     A spelling's rank (lower wins) is the best of the candidates that spell it
     so: a literal beats a variant, then the `LABELS` order decides. Numeric
@@ -282,7 +282,7 @@ def first_occurrences(
     not searched.
     """
     ranks: dict[str, tuple[bool, int]] = {}
-    numeric: dict[str, list[tuple[str, int]]] = {}  # digit sequence -> (value, priority)
+    numeric: dict[str, list[tuple[str, int]]] = {}  # digits -> [(value, priority)]
     for label, value in pairs:
         priority = LABEL_PRIORITY[label]
         for spelling in spellings(label, value):
@@ -298,7 +298,8 @@ def first_occurrences(
                 found.append((start, -start - len(spelling), rank, spelling))
     for start, end in numeric_spans(source, numeric):
         text = source[start:end]
-        rank = min((text != value, priority) for value, priority in numeric[digit_sequence(text)])
+        holders = numeric[digit_sequence(text)]
+        rank = min((text != value, priority) for value, priority in holders)
         found.append((start, -end, rank, ""))
     return found
 
