@@ -33,6 +33,7 @@ from piilab.corpus_mask import (  # noqa: E402
     read_corpus,
     verify_corpus,
 )
+from piilab.errors import PiilabError  # noqa: E402
 
 SECRET = "ZZSECRETNAME"
 PHONE = "010-0999-1234"
@@ -1019,3 +1020,64 @@ def test_n5_sigterm_on_the_ray_engine_ends_with_one_line_and_143(tmp_path):
         "piilab: error: interrupted by SIGTERM (every output is as before or complete: "
         "none half-written)"], done.stderr[-2000:]
     assert not (tmp_path / "o").exists() and leftovers(tmp_path) == []
+
+
+# --- Issue 37, point 4: the CLI's generic handler is a last resort no corpus case reaches ---
+
+
+@pytest.fixture
+def no_generic_handler(monkeypatch):
+    """Make the CLI's last-resort message fail the test: every corpus failure must arrive
+    as a `PiilabError`, whose own message names the file, line or field."""
+    import piilab.cli as cli
+
+    real = cli.error_message
+
+    def only_known(exc, *args, **kwargs):
+        assert isinstance(exc, PiilabError), f"{type(exc).__name__} reached the generic handler"
+        return real(exc, *args, **kwargs)
+
+    monkeypatch.setattr(cli, "error_message", only_known)
+
+
+@pytest.mark.parametrize("case", list(JSONL_REFUSED))
+def test_cli_mask_corpus_refuses_bad_jsonl_without_the_generic_handler(
+        case, tmp_path, capsys, no_generic_handler):
+    from piilab.cli import main
+
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(JSONL_REFUSED[case][0])
+    code = main(["mask-corpus", "--input", str(path), "--out", str(tmp_path / "o"),
+                 "--detector", "rules", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "unexpected" not in err, err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("make", PARQUET_CASES, ids=lambda f: f.__name__.strip("_"))
+def test_cli_mask_corpus_refuses_bad_parquet_without_the_generic_handler(
+        make, tmp_path, capsys, no_generic_handler):
+    from piilab.cli import main
+
+    source, _, _ = make(tmp_path)
+    code = main(["mask-corpus", "--input", str(source), "--out", str(tmp_path / "o"),
+                 "--detector", "rules", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "unexpected" not in err, err
+
+
+@pytest.mark.parametrize("case", list(TAMPERED))
+def test_cli_verify_corpus_reports_tampering_without_the_generic_handler(
+        case, finished, tmp_path, capsys, no_generic_handler):
+    from piilab.cli import main
+
+    out = tmp_path / "out"
+    shutil.copytree(finished, out, symlinks=True)
+    tamper, expected = TAMPERED[case]
+    tamper(out)
+    code = main(["verify-corpus", str(out)])
+    err = capsys.readouterr().err
+    assert code == (2 if isinstance(expected, tuple) else 1), err
+    assert "unexpected" not in err, err
+    for reported in err.splitlines():  # one line per problem, none with a planted value
+        assert_clean(reported)
