@@ -98,6 +98,7 @@ from piilab.generator import GENERATOR_VERSION
 from piilab.masking import number_tokens, reassemble_text
 from piilab.safe_values import seeded_random
 from piilab.taxonomy import EXPERIMENT, FINANCE, finance_labels, map_spans
+from piilab.templating import spaced as spaced_name
 
 __all__ = [
     "COLUMNS",
@@ -236,10 +237,6 @@ def _rewrite(text: str, spans: Sequence[tuple[int, int, str]],
     return "".join(pieces), out
 
 
-def _spaced(name: str) -> str:
-    return " ".join(name.replace(" ", ""))
-
-
 def _course_ko(record: Mapping[str, Any], rng: random.Random, split: str) -> tuple[str, list]:
     """Method A: every mention gets a fresh value of its finance label (same value, same new)."""
     text = record["source_text"]
@@ -255,7 +252,7 @@ def _course_ko(record: Mapping[str, Any], rng: random.Random, split: str) -> tup
             taken.add(V.normalize_value(new_of[key]))
         new = new_of[key]
         spaced = label == "PERSON" and " " in mention and " " not in new
-        replacements.append(_spaced(new) if spaced else new)
+        replacements.append(spaced_name(new) if spaced else new)
     return _rewrite(text, spans, replacements)
 
 

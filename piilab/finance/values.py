@@ -51,7 +51,7 @@ import string
 from collections.abc import Callable
 
 from piilab import templates as course_vocabulary
-from piilab.checksums import invalid_card_number, invalid_digit, invalid_rrn, luhn_check_digit
+from piilab.checksums import invalid_card_number, invalid_digit, invalid_rrn
 from piilab.errors import PiilabError
 from piilab.labels import nfc
 from piilab.pools import partition
@@ -200,13 +200,6 @@ def _card(rng: random.Random, lang: str, ctx: dict) -> str:
     return _group(_card_digits(rng, 16), (4, 4, 4, 4), ("-", " ", "-", "")[kind])
 
 
-def _luhn_invalid(digits: str) -> str:
-    """Digits of 13 or more with the Luhn digit moved by 5; shorter ones unchanged."""
-    if len(digits) < 13:
-        return digits
-    return digits[:-1] + str(invalid_digit(luhn_check_digit(digits[:-1])))
-
-
 def _account(rng: random.Random, lang: str, ctx: dict) -> str:
     if "shape" in ctx:
         sizes, sep = ctx["shape"]
@@ -217,7 +210,9 @@ def _account(rng: random.Random, lang: str, ctx: dict) -> str:
         sep = "-" if rng.random() < 0.8 or sum(sizes) == 13 else ""
     else:
         sizes, sep = (rng.choice((8, 9, 10, 11, 12)),), ""
-    digits = _luhn_invalid(rng.choice("123456789") + _digits(rng, sum(sizes) - 1))
+    digits = rng.choice("123456789") + _digits(rng, sum(sizes) - 1)
+    if len(digits) >= 13:  # card-length: its Luhn digit is made wrong (no digit is drawn)
+        digits = invalid_card_number(rng, digits[:-1], len(digits))
     return _group(digits, sizes, sep)
 
 
