@@ -14,8 +14,8 @@ make a value *safe* and the shapes of the decoys live here, once:
   (`us_fiction_line`);
 * the **decoys** the generators write (label O: an order number, an amount,
   a product code, a company switchboard, and the wide corpus's look-alikes of
-  identifiers: `registration_shaped` and `card_shaped` numbers that fail their
-  check digits by construction). A switchboard decoy starts with one
+  identifiers: `registration_shaped` numbers that fail their check digits by
+  construction). A switchboard decoy starts with one
   of `KO_SWITCHBOARD_PREFIXES`, the prefixes of Korean representative numbers
   (대표번호), which belong to companies, never to a person.
 
@@ -37,14 +37,12 @@ import hashlib
 import random
 from collections.abc import Sequence
 
-from piilab.checksums import invalid_card_number, invalid_digit, rrn_check_digit
+from piilab.checksums import invalid_digit, rrn_check_digit
 
 __all__ = [
     "KO_SWITCHBOARD_PREFIXES",
-    "US_FICTION_EXCHANGE",
     "amount",
     "birth_date",
-    "card_shaped",
     "digits",
     "group",
     "ko_unassigned_group",
@@ -59,10 +57,6 @@ __all__ = [
 #: Prefixes of Korean 8-digit representative numbers (대표번호, ``1588-0000``): company lines.
 KO_SWITCHBOARD_PREFIXES: tuple[str, ...] = ("1544", "1566", "1577", "1588", "1600", "1661",
                                             "1666", "1899")
-
-#: The US exchange whose line numbers 0100-0199 are reserved for fiction.
-US_FICTION_EXCHANGE = "555"
-
 
 def seeded_random(*parts: object) -> random.Random:
     """A `random.Random` seeded from the SHA-256 of ``":".join(parts)`` (first 8 bytes).
@@ -116,7 +110,7 @@ def ko_unassigned_group(rng: random.Random, length: int) -> str:
 
 
 def us_fiction_line(rng: random.Random) -> str:
-    """A US line number 0100-0199 (after `US_FICTION_EXCHANGE`): reserved for fiction."""
+    """A US line number 0100-0199 (after the exchange 555): reserved for fiction."""
     return f"01{rng.randrange(100):02d}"
 
 
@@ -155,17 +149,6 @@ def registration_shaped(rng: random.Random, head: str) -> str:
     """
     body = head + digits(rng, 12 - len(head))
     return body + str(invalid_digit(rrn_check_digit(body)))
-
-
-def card_shaped(rng: random.Random) -> str:
-    """16 digits shaped like a card number (a gift-card or voucher code) that fail Luhn.
-
-    >>> from piilab.checksums import luhn_valid
-    >>> code = card_shaped(seeded_random("d"))
-    >>> len(code), luhn_valid(code)
-    (16, False)
-    """
-    return invalid_card_number(rng, prefix=digits(rng, 1))
 
 
 def switchboard(rng: random.Random, language: str, prefixes: Sequence[str]) -> str:

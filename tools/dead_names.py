@@ -16,9 +16,8 @@ it:
   a whole word.
 
 A name used nowhere is dead: delete it, or, if it must stay (a name that outside code is
-promised), add it to `ALLOWED` with the reason. `PENDING` lists dead names that other
-work is deleting: they are printed as notes and do not fail the check. The check reads
-files only (the AST of each Python file); it imports nothing.
+promised), add it to `ALLOWED` with the reason. The check reads files only (the AST of
+each Python file); it imports nothing.
 """
 
 from __future__ import annotations
@@ -40,18 +39,6 @@ SPEC = ROOT.parent / "shared" / "SPEC.md"
 ALLOWED: dict[str, str] = {
     "main": "the entry point of a module run as a program (python -m, console scripts)",
 }
-
-#: Dead names in modules that other work in progress owns (issue 36): reported as notes,
-#: not failures, until that work deletes them. Remove an entry once its name is gone.
-PENDING: dict[str, str] = {
-    **dict.fromkeys(
-        ("KO_HONORIFICS", "KO_BANKS", "EN_BANKS", "KO_CARD_ISSUERS", "EN_CARD_ISSUERS",
-         "KO_CLINICS", "EN_CLINICS", "KO_SHOPS", "EN_SHOPS", "KO_SCHOOLS", "EN_SCHOOLS",
-         "KO_COMPANIES", "EN_COMPANIES"),
-        "piilab/wide/vocab.py: vocabulary no genre draws from"),
-    "US_FICTION_EXCHANGE": "piilab/safe_values.py: documented in a docstring only",
-}
-
 
 def _module(path: Path) -> str:
     parts = (path.relative_to(ROOT) if path.is_relative_to(ROOT) else Path(path.name)
@@ -122,8 +109,6 @@ def dead_names() -> list[tuple[str, str, int]]:
     loads: dict[Path, set[str]] = {}
     for folder in CODE_DIRS:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path == Path(__file__).resolve():
-                continue  # this file names dead names in PENDING: that is no use
             used, loads[path] = code_uses(path)
             uses.update(used)
     candidates = [(path, name, line) for path in sorted(PACKAGE.rglob("*.py"))
@@ -144,11 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.parse_args(argv)
     dead = dead_names()
     for path, name, line in dead:
-        if name in PENDING:
-            print(f"{path}:{line}: note: {name} is used nowhere (pending: {PENDING[name]})")
-        else:
-            print(f"{path}:{line}: {name} is defined but used nowhere (tools/dead_names.py)")
-    return 1 if any(name not in PENDING for _, name, _ in dead) else 0
+        print(f"{path}:{line}: {name} is defined but used nowhere (tools/dead_names.py)")
+    return 1 if dead else 0
 
 
 if __name__ == "__main__":

@@ -323,8 +323,6 @@ def decoy(kind: str, rng: random.Random, lang: str) -> str:
     if kind == "TICKET":
         return rng.choice((f"REF-{digits(rng, 6)}", f"CS{digits(rng, 8)}", f"#{digits(rng, 5)}",
                            f"TKT-{digits(rng, 4)}-{digits(rng, 2)}", f"POL-{digits(rng, 8)}"))
-    if kind == "GIFTCARD":  # a 16-digit voucher code, shaped like a card number
-        return SV.group(SV.card_shaped(rng), (4, 4, 4, 4), "-")
     if kind == "EMPLOYEE":
         return rng.choice((f"EMP-{digits(rng, 5)}", f"사번 {digits(rng, 7)}" if lang == "ko" else f"ID {digits(rng, 6)}"))
     if kind == "RELWORD":
@@ -341,5 +339,5 @@ def decoy(kind: str, rng: random.Random, lang: str) -> str:
 
 
 DECOY_KINDS = ("ORDER", "TRACKING", "INVOICE", "AMOUNT", "SWITCHBOARD", "BIZREG", "CORPREG",
-               "BARCODE", "PRODUCT", "DATE", "TIME", "TICKET", "GIFTCARD", "EMPLOYEE", "RELWORD",
+               "BARCODE", "PRODUCT", "DATE", "TIME", "TICKET", "EMPLOYEE", "RELWORD",
                "BRAND", "ROLE_EMAIL", "URL", "IP")

@@ -29,8 +29,6 @@ KO_GIVEN_SECOND = tuple(
     "준 연 우 아 은 윤 호 린 원 율 현 빈 진 서 민 희 영 수 훈 혁 석 람 솔 결 비 온 담 찬 "
     "경 란 미 숙 철 식 규 나 별 하 랑 환".split()
 )
-KO_HONORIFICS = ("님", "씨", "선생님", "고객님", "회원님", "환자분", "대리님", "과장님", "팀장님",
-                 "부장님", "선배", "학생", "어머님", "군", "양")
 # Romanized surnames for e-mail local parts and romanized names in English text.
 KO_ROMAN_SURNAMES = ("kim", "lee", "park", "choi", "jung", "kang", "cho", "yoon", "jang", "lim",
                      "han", "oh", "seo", "shin", "kwon", "hwang", "ahn", "song", "ryu", "hong",
@@ -146,23 +144,6 @@ KO_BRANDS = ("한결상사", "김가네 식당", "박가부대", "이서방 정�
 EN_BRANDS = ("Harper & Lane", "Wells & Porter", "Jackson Hewitt Labs", "Morgan Supply",
              "Carter Logistics", "Baker Street Books", "Ford Field Cafe", "Wendy's Diner",
              "Sullivan Brothers Moving", "Dell Harbor Inn", "Hudson Bay Outfitters")
-KO_BANKS = ("가람은행", "누리은행", "별빛은행", "온새미저축은행", "한울신협", "미르은행")
-EN_BANKS = ("Harbor Federal", "Northwind Credit Union", "Maple Trust Bank", "Granite Savings",
-            "Bluewater Bank")
-KO_CARD_ISSUERS = ("누리카드", "별빛카드", "가람카드", "하늘카드")
-EN_CARD_ISSUERS = ("Northwind Visa", "Maple Rewards Mastercard", "Granite Card", "Summit Amex")
-KO_CLINICS = ("새봄내과", "푸른숲치과", "한울정형외과", "다온소아과", "미소피부과", "바른한의원")
-EN_CLINICS = ("Riverside Family Clinic", "Oakwood Dental", "Lakeside Pediatrics",
-              "Summit Physical Therapy", "Brightview Eye Care")
-KO_SHOPS = ("가온마켓", "누리몰", "별빛쇼핑", "온새미몰", "한결스토어", "하늘전자")
-EN_SHOPS = ("Northwind Outfitters", "Maple & Co.", "BrightCart", "Pinecone Market",
-            "Harborline Electronics")
-KO_SCHOOLS = ("새봄초등학교", "한울중학교", "가온고등학교", "푸른숲유치원", "별빛초등학교")
-EN_SCHOOLS = ("Lincoln Elementary", "Maple Grove Middle School", "Riverside High School",
-              "Oak Hill Primary")
-KO_COMPANIES = ("가온물산", "누리테크", "한울소프트", "별빛로지스", "다온푸드", "미르건설")
-EN_COMPANIES = ("Northwind Traders", "Contoso Logistics", "Fabrikam Foods", "Tailspin Systems",
-                "Adventure Works", "Litware Inc.")
 
 
 @functools.cache
