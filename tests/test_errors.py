@@ -112,7 +112,4 @@ def test_the_cli_has_no_per_command_conversion_of_library_errors():
 #: ``piilab predict`` names the flag (``--model``) whose value the detector rejected, and
 #: ``piilab mask`` the line of the candidates file.
 ADDS_A_LOCATION = {"evaluation.py": {"EvaluationError"}, "training.py": {"DetectorError"},
-                   "masking.py": {"PairError"},
-                   # Known debt, not a location: cmd_verify_corpus re-raises a CorpusError as
-                   # ``CLIError(str(exc))``. Delete this entry with that clause.
-                   "corpus.py": {"CorpusError"}}
+                   "masking.py": {"PairError"}}

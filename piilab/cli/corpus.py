@@ -178,12 +178,10 @@ def _open_tracker(uri: str, out: str):
 
 
 def cmd_verify_corpus(args: argparse.Namespace) -> int:
-    from piilab.corpus_mask import CorpusError, verify_corpus
+    from piilab.corpus_mask import verify_corpus
 
-    try:
-        report = verify_corpus(args.dir, sample=args.sample)
-    except CorpusError as exc:
-        raise CLIError(str(exc)) from None
+    # A refused folder raises a CorpusError (a PiilabError): main prints its one line.
+    report = verify_corpus(args.dir, sample=args.sample)
     for problem in report.problems:  # names from a manifest may hold anything: one line
         print(f"piilab verify-corpus: {one_line(problem)}", file=sys.stderr)
     status = "ok" if report.ok else f"{len(report.problems)} problems"
