@@ -85,6 +85,7 @@ __all__ = [
     "PREFIXES",
     "TRANSITIONS",
     "AlignmentError",
+    "BIOESError",
     "EntitySpan",
     "Misalignment",
     "Repair",
@@ -105,6 +106,13 @@ OUTSIDE = "O"
 PREFIXES: tuple[str, ...] = ("B", "I", "E", "S")
 
 Offsets = Sequence[tuple[int, int]]
+
+
+class BIOESError(PiilabError):
+    """Bad input to the tagging, decoding or scoring functions of this module: overlapping
+    spans, a tag that is not BIOES, lengths that disagree, an unknown operating point. The
+    message names positions, offsets and counts, never a value (a `ValueError`, as
+    every `PiilabError` is)."""
 
 
 class AlignmentError(PiilabError):
@@ -169,9 +177,9 @@ def bioes_classes(labels: Iterable[str]) -> tuple[str, ...]:
     """
     labels = list(labels)
     if len(set(labels)) != len(labels):
-        raise ValueError("labels must be unique")
+        raise BIOESError("labels must be unique")
     if not all(isinstance(label, str) and label for label in labels):
-        raise ValueError("a label must be a nonempty string")
+        raise BIOESError("a label must be a nonempty string")
     return (OUTSIDE, *(f"{prefix}-{label}" for label in labels for prefix in PREFIXES))
 
 
@@ -184,14 +192,14 @@ def _spans(spans: Iterable[tuple[int, int, str]]) -> list[EntitySpan]:
         except (TypeError, ValueError):
             raise TypeError(f"span {index} is not a (start, end, label) triple") from None
         if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end):
-            raise ValueError(f"span {index}: offsets ({start}, {end}) are not 0 <= start < end")
+            raise BIOESError(f"span {index}: offsets ({start}, {end}) are not 0 <= start < end")
         if not isinstance(label, str) or not label:
-            raise ValueError(f"span {index}: the label must be a nonempty string")
+            raise BIOESError(f"span {index}: the label must be a nonempty string")
         out.add(EntitySpan(start, end, label))
     ordered = sorted(out)
     for first, second in itertools.pairwise(ordered):
         if second.start < first.end:
-            raise ValueError(
+            raise BIOESError(
                 f"spans ({first.start}, {first.end}) and ({second.start}, {second.end}) overlap: "
                 "BIOES gives each token one label, so overlapping spans must be resolved first"
             )
@@ -223,7 +231,7 @@ def check_alignment(offsets: Offsets, spans: Iterable[tuple[int, int, str]]) -> 
 
     A span is aligned when it starts where a token starts, ends where a token
     ends, and neither boundary falls strictly inside a token: then the tokens
-    inside it reproduce it exactly. Overlapping spans raise ValueError.
+    inside it reproduce it exactly. Overlapping spans raise `BIOESError`.
 
     >>> offsets = [(0, 3), (3, 4), (5, 8)]            # "김가상" "님" " 고객" (trimmed)
     >>> check_alignment(offsets, [(0, 3, "PERSON")])
@@ -252,7 +260,7 @@ def spans_to_bioes(offsets: Offsets, spans: Iterable[tuple[int, int, str]]) -> l
     ``offset_mapping``), `spans` ``(start, end, label)`` triples (duplicates are
     merged). Tokens with empty offsets get ``O``. Raises `AlignmentError` (a
     ValueError) when a span is not aligned (see `check_alignment`), naming its
-    offsets, and ValueError when spans overlap.
+    offsets, and `BIOESError` when spans overlap.
 
     >>> offsets = [(0, 0), (0, 3), (3, 4), (5, 8), (8, 9), (10, 13), (0, 0)]
     >>> spans_to_bioes(offsets, [(0, 3, "PERSON"), (5, 13, "PHONE")])
@@ -303,14 +311,14 @@ def _parse_tag(index: int, tag: str) -> tuple[str, str]:
     if tag == OUTSIDE:
         return OUTSIDE, ""
     if not isinstance(tag, str) or len(tag) < 3 or tag[1] != "-" or tag[0] not in PREFIXES:
-        raise ValueError(f"tag {index} is not a BIOES tag (O, or B-/I-/E-/S- and a label)")
+        raise BIOESError(f"tag {index} is not a BIOES tag (O, or B-/I-/E-/S- and a label)")
     return tag[0], tag[2:]
 
 
 def _decode(offsets: Offsets, tags: Sequence[str]) -> tuple[list[EntitySpan], list[Repair]]:
     """The decoder behind `bioes_to_spans` and `decoding_repairs` (rule: module docstring)."""
     if len(offsets) != len(tags):
-        raise ValueError(f"{len(tags)} tags for {len(offsets)} tokens: one tag per token expected")
+        raise BIOESError(f"{len(tags)} tags for {len(offsets)} tokens: one tag per token expected")
     spans: list[EntitySpan] = []
     repairs: list[Repair] = []
     # The open span: label, start offset, end offset, index of its last token.
@@ -358,7 +366,7 @@ def bioes_to_spans(offsets: Offsets, tags: Sequence[str]) -> list[EntitySpan]:
     docstring: every non-``O`` token ends up in exactly one span, with its own
     tag's label. Tags on tokens with empty offsets are ignored (they hold no
     character; `decoding_repairs` reports them). A tag that is not ``O`` or
-    ``B-``/``I-``/``E-``/``S-`` + label raises ValueError.
+    ``B-``/``I-``/``E-``/``S-`` + label raises `BIOESError`.
 
     >>> offsets = [(0, 3), (3, 4), (5, 8), (8, 9), (10, 13)]
     >>> bioes_to_spans(offsets, ["S-PERSON", "O", "B-PHONE", "I-PHONE", "E-PHONE"])
@@ -417,7 +425,7 @@ def span_scores(
     gold, predicted = list(gold), list(predicted)
     given = list(dict.fromkeys(labels or ()))
     if len(gold) != len(predicted):
-        raise ValueError(
+        raise BIOESError(
             f"{len(gold)} gold documents but {len(predicted)} predicted: one list per document")
     counts: dict[str, list[int]] = {label: [0, 0, 0] for label in given}
     for gold_spans, predicted_spans in zip(gold, predicted, strict=True):
@@ -462,11 +470,12 @@ def _biases(point: str | dict[str, float] | None,
         point = "neutral"
     if isinstance(point, str):
         if point not in table:
-            raise ValueError(f"unknown operating point (known: {', '.join(sorted(table))})")
+            raise BIOESError(f"unknown operating point (known: {', '.join(sorted(table))})")
         point = table[point]
     unknown = sorted(set(point) - set(TRANSITIONS))
     if unknown:
-        raise ValueError(f"unknown transition biases {unknown} (known: {', '.join(TRANSITIONS)})")
+        raise BIOESError(f"unknown transition biases ({len(unknown)} of the names given; "
+                         f"known: {', '.join(TRANSITIONS)})")
     return {name: float(point.get(name, 0.0)) for name in TRANSITIONS}
 
 
@@ -502,15 +511,15 @@ def viterbi_decode(scores: Sequence[Sequence[float]], classes: Sequence[str],
                                                else scores)]
     skip = list(skip) if skip is not None else [False] * len(rows)
     if len(skip) != len(rows):
-        raise ValueError(f"{len(skip)} skip flags for {len(rows)} tokens")
+        raise BIOESError(f"{len(skip)} skip flags for {len(rows)} tokens")
     index = {tag: i for i, tag in enumerate(classes)}
     if OUTSIDE not in index:
-        raise ValueError("the classes have no 'O'")
+        raise BIOESError("the classes have no 'O'")
     labels = list(dict.fromkeys(tag[2:] for tag in classes if tag != OUTSIDE))
     for label in labels:
         for prefix in PREFIXES:
             if f"{prefix}-{label}" not in index:
-                raise ValueError(f"the classes lack {prefix}- for a label: all four are needed")
+                raise BIOESError(f"the classes lack {prefix}- for a label: all four are needed")
     o = index[OUTSIDE]
     b = [index[f"B-{x}"] for x in labels]
     i_ = [index[f"I-{x}"] for x in labels]

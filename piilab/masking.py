@@ -7,7 +7,7 @@ of each value, or of a permitted variant (`piilab.matching`), with a token
 such as ``[PERSON_2]``; the mapping from token back to the exact matched
 spelling restores the document.
 
-The algorithm, in the order the chapter explains it (SPEC section 5):
+The algorithm, in the order the chapter explains it (docs/contract.md, section 5):
 
 1. NFC-normalize the source and the values; trim; uppercase the types; drop
    empty values; reject unknown types; deduplicate (`normalize_candidates`).
@@ -59,6 +59,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from piilab.errors import PiilabError
 from piilab.labels import LABEL_PRIORITY, LABELS, PairError, nfc, normalize_pair
 from piilab.matching import (
     digit_sequence,
@@ -73,6 +74,7 @@ __all__ = [
     "TOKEN_PATTERN",
     "Candidate",
     "MaskResult",
+    "MaskingError",
     "Span",
     "first_occurrences",
     "leftmost_longest",
@@ -90,6 +92,12 @@ TOKEN_PATTERN = re.compile(r"\[[A-Z]+_[0-9]+\]")
 #: underscores (another taxonomy's ``CARD_NUMBER``, say). For the course's
 #: labels, which have no underscore, it finds exactly what `TOKEN_PATTERN` finds.
 _TOKEN_NAME = re.compile(r"\[[A-Z][A-Z_]*_[0-9]+\]")
+
+
+class MaskingError(PiilabError):
+    """Bad input to the masker: a candidate type outside `LABELS`, a span out of order, a
+    result dict of the wrong shape. The message names the position or field, never a value
+    (a `ValueError`, as every `PiilabError` is)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,10 +169,10 @@ class MaskResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MaskResult:
-        """Rebuild a result from `to_dict` output; raises ValueError on a bad shape."""
+        """Rebuild a result from `to_dict` output; raises `MaskingError` on a bad shape."""
         mapping = _field(data, "mapping", dict)
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
-            raise ValueError("field 'mapping' must map strings to strings")
+            raise MaskingError("field 'mapping' must map strings to strings")
         spans = _field(data, "spans", list)
         return cls(
             _field(data, "masked_text", str),
@@ -175,12 +183,12 @@ class MaskResult:
 
 def _field(data: Mapping[str, Any], name: str, kind: type) -> Any:
     if not isinstance(data, Mapping):
-        raise ValueError(f"expected an object with field {name!r}")
+        raise MaskingError(f"expected an object with field {name!r}")
     if name not in data:
-        raise ValueError(f"missing field {name!r}")
+        raise MaskingError(f"missing field {name!r}")
     value = data[name]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"field {name!r} must be of type {kind.__name__}")
+        raise MaskingError(f"field {name!r} must be of type {kind.__name__}")
     return value
 
 
@@ -189,8 +197,9 @@ def normalize_candidates(
 ) -> frozenset[tuple[str, str]]:
     """Step 1: NFC, trim, uppercase types, drop empty values, deduplicate.
 
-    Raises ValueError for a type outside `LABELS` (the message names the type,
-    never the value) and TypeError for an item that is not a pair of strings.
+    Raises `MaskingError` for a type outside `LABELS` (the message names its
+    position, never the type or value) and TypeError for an item that is not a
+    pair of strings.
     """
     normalized: set[tuple[str, str]] = set()
     for index, item in enumerate(candidates):
@@ -204,7 +213,7 @@ def normalize_candidates(
             pair = normalize_pair(label, value)
         except PairError:
             # The type is not echoed: with swapped columns it would be a value.
-            raise ValueError(
+            raise MaskingError(
                 f"candidate {index}: type is not a PII label "
                 f"(expected one of {', '.join(LABELS)})"
             ) from None
@@ -216,7 +225,7 @@ def normalize_candidates(
 def mask_text(
     source_text: str, candidates: Iterable[Candidate | tuple[str, str]]
 ) -> MaskResult:
-    """Replace every match of the candidates with a numbered token (SPEC section 5).
+    """Replace every match of the candidates with a numbered token (docs/contract.md, section 5).
 
     `candidates` are ``(type, value)`` pairs or `Candidate` objects, in any
     order: the result does not depend on it. Raises ValueError for a type
@@ -333,7 +342,7 @@ def number_tokens(source: str, spans: Iterable[tuple[int, int, str]]) -> MaskRes
     Tokens are numbered per label in source order, keyed by (label, spelling):
     the same spelling reuses its token, and a token name that already occurs
     in `source` is skipped. `spans` must be in source order, nonempty and
-    disjoint (ValueError otherwise, naming the span by position); labels are
+    disjoint (`MaskingError` otherwise, naming the span by position); labels are
     uppercase letters and underscores. Offsets index `source` as given (the
     masker passes the NFC source).
 
@@ -350,8 +359,8 @@ def number_tokens(source: str, spans: Iterable[tuple[int, int, str]]) -> MaskRes
     cursor = 0
     for index, (start, end, label) in enumerate(spans):
         if not cursor <= start < end <= len(source):
-            raise ValueError(f"span {index} is empty, out of range, out of order or "
-                             "overlaps the span before it")
+            raise MaskingError(f"span {index} is empty, out of range, out of order or "
+                               "overlaps the span before it")
         spelling = source[start:end]
         token = token_of.get((label, spelling))
         if token is None:

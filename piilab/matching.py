@@ -5,7 +5,7 @@ implementation of source matching that parsing (`piilab.parsing`), masking
 (`piilab.masking`) and evaluation all use, so that "this prediction
 matches the document" means the same thing everywhere.
 
-The rules (SPEC section 4):
+The rules (docs/contract.md, section 4):
 
 * A *digit* is an ASCII ``0``-``9``; fullwidth digits such as ``１`` are not
   digits. *Whitespace* is whatever ``str.isspace()`` accepts.

@@ -458,3 +458,17 @@ def test_the_copy_friendly_tokenizer_aligns_every_gold_span(corpus, all_records)
 def test_entity_span_compares_equal_to_plain_tuples():
     assert EntitySpan(0, 3, "PERSON") == (0, 3, "PERSON")
     assert sorted([EntitySpan(5, 6, "A"), EntitySpan(0, 9, "B")])[0].label == "B"
+
+
+def test_bad_input_is_a_bioes_error_naming_no_value():
+    from piilab.errors import PiilabError
+
+    calls = [lambda: bioes.bioes_classes(["A", "A"]),
+             lambda: bioes.spans_to_bioes([(0, 1), (1, 2)], [(0, 2, "A"), (1, 2, "B")]),
+             lambda: bioes.bioes_to_spans([(0, 1)], ["X-secret"]),
+             lambda: bioes.viterbi_decode([[0.0] * 5], bioes.bioes_classes(["A"]),
+                                          {"secret_bias": 1.0})]
+    for call in calls:
+        with pytest.raises(bioes.BIOESError) as info:
+            call()
+        assert isinstance(info.value, PiilabError) and "secret" not in str(info.value)

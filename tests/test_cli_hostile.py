@@ -1068,7 +1068,7 @@ def test_26_d6_think_removal_equals_the_repeated_leftmost_shortest_rule():
 
     block = regex.compile(r"<think>.*?</think>", regex.DOTALL)
 
-    def reference(text: str) -> str:  # SPEC section 3, step 2, literally
+    def reference(text: str) -> str:  # docs/contract.md, section 3, literally
         while (found := block.search(text)) is not None:
             text = text[:found.start()] + text[found.end():]
         return text

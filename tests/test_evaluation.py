@@ -1,4 +1,4 @@
-"""The evaluator (SPEC section 6): each metric, the classic mistakes, rejections."""
+"""The evaluator (docs/contract.md, section 6): each metric, the classic mistakes, rejections."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The synthetic corpus (SPEC section 2): counts, content rules, determinism."""
+"""The synthetic corpus (docs/contract.md, section 2): counts, content rules, determinism."""
 
 from __future__ import annotations
 

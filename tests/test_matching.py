@@ -1,4 +1,7 @@
-"""Source matching (SPEC section 4): literals, PERSON and numeric variants, numeric boundaries."""
+"""Source matching (docs/contract.md, section 4).
+
+Literals, PERSON and numeric variants, numeric boundaries.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ def spans_of(source: str, label: str, value: str) -> list[tuple[int, int, bool]]
     return [(o.start, o.end, o.literal) for o in find_occurrences(source, label, value)]
 
 
-# --- a brute-force reading of SPEC section 4, to check the fast code against ---
+# --- a brute-force reading of docs/contract.md, section 4, to check the fast code against ---
 
 DIGITS = "0123456789"
 
@@ -326,7 +329,10 @@ class CountingSource(str):
 
 
 def all_occurrences_sweep(source, candidates):
-    """The sweep as SPEC section 5 states it: every occurrence collected, ranked, then swept."""
+    """The sweep as docs/contract.md, section 5, states it.
+
+    Every occurrence collected, ranked, then swept.
+    """
     owner = {}
     for label, value in candidates:
         for (start, end), literal in occurrence_spans(source, label, value).items():

@@ -1,4 +1,7 @@
-"""Deterministic, reversible tokenization (SPEC section 5): examples and regressions."""
+"""Deterministic, reversible tokenization (docs/contract.md, section 5).
+
+Examples and regressions.
+"""
 
 from __future__ import annotations
 
@@ -174,6 +177,19 @@ def test_unknown_type_raises_value_error_without_the_value():
         mask_text("김가상", [("PERSON", "김가상"), ("NAME", "비밀값")])
     assert "비밀값" not in str(excinfo.value)
     assert "김가상" not in str(excinfo.value)
+
+
+def test_bad_masker_input_is_a_masking_error_naming_no_value():
+    from piilab.errors import PiilabError
+    from piilab.masking import MaskingError, MaskResult, number_tokens
+
+    with pytest.raises(MaskingError) as excinfo:
+        mask_text("김가상", [("NAME", "비밀값")])
+    assert isinstance(excinfo.value, PiilabError) and "비밀값" not in str(excinfo.value)
+    with pytest.raises(MaskingError, match="span 1"):
+        number_tokens("abcdef", [(3, 5, "PERSON"), (0, 2, "PERSON")])
+    with pytest.raises(MaskingError, match="missing field 'mapping'"):
+        MaskResult.from_dict({"masked_text": "비밀값"})
 
 
 def test_swapped_type_and_value_are_not_echoed():

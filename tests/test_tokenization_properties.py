@@ -1,4 +1,6 @@
-"""Properties of `mask_text` / `reassemble_text` over generated documents (SPEC section 5).
+"""Properties of `mask_text` / `reassemble_text` over generated documents.
+
+The rules are those of docs/contract.md, section 5.
 
 The sources mix Korean syllables (some decomposed, NFD), English letters,
 ASCII and fullwidth digits, separators, spaces, tabs, newlines, brackets and
@@ -81,7 +83,10 @@ def normalized(candidates):
 
 
 def reference_mask(source_text, candidates):
-    """SPEC section 5 read literally: every occurrence, then a position-by-position scan."""
+    """docs/contract.md, section 5, read literally.
+
+    Every occurrence, then a position-by-position scan.
+    """
     source = unicodedata.normalize("NFC", source_text)
     pairs = normalized(candidates)
     matches = {}  # (start, end) -> best (variant?, priority, label)

@@ -6,11 +6,11 @@ mistakes. So this module shares no rule with the builder: check digits, Luhn,
 the reserved and placeholder ranges (all in `piilab.safety`, the one checker of
 every dataset, which no generator imports), the token offsets, the BIOES
 decoding, the placeholder numbering, the value normalization, the MD5
-partition and the card's statistics are written again, directly from SPEC
-section 10 and the card, and run over every row of the output. Only the
-o200k vocabulary (`bpe-openai`), the taxonomy file, the card's Markdown
-layout (`piilab.finance.card.render_card`, given the statistics counted
-here) and the course generator (whose manifest hash the build records) are
+partition and the card's statistics are written again, directly from
+docs/contract.md, section 10, and the card, and run over every row of the
+output. Only the o200k vocabulary (`bpe-openai`), the taxonomy file, the
+card's Markdown layout (`piilab.finance.card.render_card`, given the
+statistics counted here) and the course generator (whose manifest hash the build records) are
 shared.
 
 The checks (`CHECKS`), each counted as rows or values checked and failed:
@@ -79,7 +79,7 @@ COLUMNS = ("source_text", "masked_text", "privacy_mask", "language", "split", "u
            "source_dataset", "tokens", "token_classes")
 SOURCES = ("course-ko", "course-en", "domain")
 EN_BAND = (0.20, 0.30)
-#: Pool shares: the first 20 % of the MD5 range is validation (SPEC section 10).
+#: Pool shares: the first 20 % of the MD5 range is validation (docs/contract.md, section 10).
 VALIDATION_EDGE = 0.2
 
 CHECKS: tuple[str, ...] = (
