@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
-from collections.abc import Iterator
 
 from piilab.cli import CLIError, one_line
 
@@ -84,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_mask_corpus(args: argparse.Namespace) -> int:
-    from piilab.corpus_mask import DEFAULT_ROWS_PER_FILE, CorpusError, mask_corpus
+    from piilab.corpus_mask import DEFAULT_ROWS_PER_FILE, mask_corpus
 
     if args.detector != "rules":  # the extras an import error should name
         args.extra = "train" if args.engine == "local" else "scale,train"
@@ -102,13 +100,11 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
                              # a bar only on a terminal: in a log its updates are noise
                              progress=args.progress and sys.stderr.isatty(),
                              tracker=tracker)
-    except BaseException as exc:
+    except BaseException:
         if tracker is not None:
             with contextlib.suppress(Exception):
                 tracker.close("FAILED")
-        if isinstance(exc, CorpusError):
-            raise CLIError(str(exc)) from None
-        raise
+        raise  # a CorpusError is a PiilabError: main prints its one line
     if tracker is not None:
         tracker.close()
     print(f"piilab mask-corpus: {result.records} records, {result.spans} spans masked, "
@@ -137,19 +133,6 @@ def _shown_uri(uri: str) -> str:
     return f"{parts.scheme}://{netloc}{parts.path}"
 
 
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """Set the environment variables the user has not set, for the block only."""
-    added = [name for name in values if name not in os.environ]
-    for name in added:
-        os.environ[name] = values[name]
-    try:
-        yield
-    finally:
-        for name in added:
-            os.environ.pop(name, None)
-
-
 def _open_tracker(uri: str, out: str):
     """The MLflow run of this job at `uri`, or a `CLIError` naming --tracking-uri: a file
     store is refused, and a server that does not answer is reported within seconds."""
@@ -160,13 +143,15 @@ def _open_tracker(uri: str, out: str):
         raise CLIError(f"--tracking-uri {_shown_uri(uri)}: MLflow no longer writes file "
                        "stores; use a database (sqlite:///PATH/mlflow.db) or a server "
                        "(http://HOST:PORT)")
+    from piilab.corpus_mask.engines import environment_defaults
+
     try:
         from piilab.tracking import open_tracker
     except ImportError:
         raise CLIError("--tracking-uri needs the train extra: pip install 'piilab[train]'"
                        ) from None
     try:
-        with _environment(TRACKING_OPEN_ENV):
+        with environment_defaults(TRACKING_OPEN_ENV):
             return open_tracker(uri, out, experiment="piilab-corpus")
     except ImportError as exc:
         module = (exc.name or "").partition(".")[0] or "mlflow"

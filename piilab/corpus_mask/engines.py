@@ -80,8 +80,9 @@ def check_address(address: str, option: str = "--address",
 
 
 @contextlib.contextmanager
-def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    """Set environment variables the user has not set, for the block only."""
+def environment_defaults(values: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables the user has not set, for the block only (the CLI opens
+    its tracking store in one too)."""
     added = [name for name in values if name not in os.environ]
     for name in added:
         os.environ[name] = values[name]
@@ -122,7 +123,7 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
     elif os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]
         check_address(address, "RAY_ADDRESS")
-    with _environment(_RAY_ENV):
+    with environment_defaults(_RAY_ENV):
         import ray
 
         if ray.is_initialized():
