@@ -22,9 +22,23 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from piilab.errors import PiilabError
+
 #: The two tracks of the course. A chapter exists under the same file name in both.
 LANGUAGES: tuple[str, ...] = ("en", "ja")
 
+
+
+class LanguageError(PiilabError):
+    """A language the course has no text for (the course speaks `LANGUAGES`)."""
+
+
+class MessageKeyError(PiilabError, KeyError):
+    """A message key that a catalog lacks, or a field its template needs (a `KeyError`
+    too, as a lookup that fails)."""
+
+    def __str__(self) -> str:  # the message as written, not KeyError's quoted repr
+        return str(self.args[0]) if self.args else ""
 
 def page_language(default: str = "en") -> str:
     """The language of the notebook that is running: `"en"` or `"ja"`.
@@ -37,7 +51,7 @@ def page_language(default: str = "en") -> str:
     forced = os.environ.get("PIILAB_LANG", "").strip()
     if forced:
         if forced not in LANGUAGES:
-            raise ValueError(f"PIILAB_LANG must be one of {LANGUAGES}, got {forced!r}")
+            raise LanguageError(f"PIILAB_LANG must be one of {LANGUAGES}")
         return forced
     cwd = Path.cwd()
     if cwd.name in LANGUAGES and cwd.parent.name in ("book", "notebooks"):
@@ -83,7 +97,7 @@ def quiz_path(chapter: str, lang: str | None = None) -> Path:
     """The quiz file of `chapter` (e.g. `"01_architecture"`) for `lang` (default: the page's)."""
     lang = lang or page_language()
     if lang not in LANGUAGES:
-        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+        raise LanguageError(f"lang must be one of {LANGUAGES}")
     return repo_root() / "book" / "quizzes" / lang / f"{chapter}.json"
 
 
@@ -91,8 +105,8 @@ def quiz_path(chapter: str, lang: str | None = None) -> Path:
 def page_messages(language: str):
     """The printed labels of `language` ("en" or "ja"): key -> `str.format` template, read-only."""
     if language not in LANGUAGES:
-        raise ValueError(f"no page messages for {language!r}; the languages are "
-                         f"{', '.join(LANGUAGES)}")
+        raise LanguageError(f"no page messages for that language; the languages are "
+                            f"{', '.join(LANGUAGES)}")
     path = resources.files("piilab.course").joinpath("messages", f"{language}.json")
     return MappingProxyType(json.loads(path.read_text(encoding="utf-8")))
 
@@ -106,6 +120,6 @@ def say(key: str, /, *, lang: str | None = None, **fields: Any) -> str:
     try:
         template = page_messages(language)[key]
     except KeyError:
-        raise KeyError(f"no page message {key!r} in piilab/course/messages/{language}.json") \
-            from None
+        raise MessageKeyError(f"no page message {key!r} in "
+                              f"piilab/course/messages/{language}.json") from None
     return template.format(**fields)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from piilab.course.lang import repo_root
+from piilab.errors import PiilabError
 
 #: The book's configuration, at the repository root: the one place that names the course's
 #: repository (`repository.url`, `repository.branch`) and Colab (`launch_buttons.colab_url`).
@@ -24,6 +25,10 @@ DEFAULT_COLAB_URL = "https://colab.research.google.com"
 #: What chapter sources write instead of the address (see `CourseLinks.expand`).
 PLACEHOLDERS: tuple[str, ...] = ("@REPOSITORY_URL@", "@REPOSITORY_BRANCH@", "@COLAB_PATH@")
 
+
+
+class LinkConfigError(PiilabError):
+    """A `_config.yml` whose repository or launch settings cannot make the course links."""
 
 @dataclass(frozen=True)
 class CourseLinks:
@@ -47,9 +52,8 @@ class CourseLinks:
         object.__setattr__(self, "colab_url", self.colab_url.strip().rstrip("/"))
         if not self.repository_url.startswith("https://github.com/"):
             # Colab opens notebooks from GitHub only (`colab.research.google.com/github/...`).
-            raise ValueError(
-                f"repository.url must be a https://github.com/OWNER/NAME address, "
-                f"got {self.repository_url!r}"
+            raise LinkConfigError(
+                f"{CONFIG_FILE}: repository.url must be a https://github.com/OWNER/NAME address"
             )
 
     @classmethod
@@ -59,7 +63,7 @@ class CourseLinks:
         repository = config.get("repository") or {}
         url = repository.get("url")
         if not url:
-            raise ValueError(f"{CONFIG_FILE} has no repository.url")
+            raise LinkConfigError(f"{CONFIG_FILE} has no repository.url")
         launch = config.get("launch_buttons") or {}
         return cls(
             repository_url=str(url),

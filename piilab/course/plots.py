@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from piilab.course.lang import LANGUAGES, say
+from piilab.course.lang import LANGUAGES, LanguageError, say
 from piilab.errors import PiilabError
 from piilab.evaluation import EvaluationResult
 from piilab.labels import LABELS
@@ -90,7 +90,7 @@ def setup_cjk_fonts() -> str:
 
 def _text(lang: str) -> Mapping[str, str]:
     if lang not in TEXT:
-        raise ValueError(f"lang must be one of {sorted(TEXT)}")
+        raise LanguageError(f"lang must be one of {sorted(TEXT)}")
     return TEXT[lang]
 
 

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from piilab.course.lang import LANGUAGES, say
+from piilab.course.lang import LANGUAGES, LanguageError, say
 from piilab.splits import stratum
 
 __all__ = ["STRATA", "TEXT", "TITLES", "plot_split_composition", "split_composition"]
@@ -88,7 +88,7 @@ def plot_split_composition(splits: Mapping[str, Sequence[Mapping]], lang: str = 
 
     setup_cjk_fonts()
     if lang not in TEXT:
-        raise ValueError(f"lang must be one of {sorted(TEXT)}")
+        raise LanguageError(f"lang must be one of {sorted(TEXT)}")
     t = TEXT[lang]
     composition = split_composition(splits)
     names = list(composition)

@@ -20,10 +20,16 @@ import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from piilab.errors import PiilabError
+
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Number) and not isinstance(value, bool)
 
+
+
+class TableError(PiilabError):
+    """A table whose rows do not match its columns."""
 
 class Table:
     """A computed table: `columns` (header labels) and `rows` (sequences of cells).
@@ -38,7 +44,8 @@ class Table:
         self.rows = [list(row) for row in rows]
         for i, row in enumerate(self.rows):
             if len(row) != len(self.columns):
-                raise ValueError(f"row {i} has {len(row)} cells, expected {len(self.columns)}")
+                raise TableError(f"row {i} has {len(row)} cells, expected "
+                                 f"{len(self.columns)}")
         self.caption = caption
         self.digits = digits
 

@@ -41,7 +41,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
-from piilab.course.lang import LANGUAGES, page_language
+from piilab.course.lang import LANGUAGES, LanguageError, MessageKeyError, page_language
+from piilab.errors import PiilabError
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,10 @@ class CheckResult:
         printer.text(str(self))
 
 
+class ExerciseError(PiilabError):
+    """An exercise helper called with something the exercise does not cover."""
+
+
 @cache
 def messages(language: str) -> Mapping[str, str]:
     """The checker messages of `language` ("en" or "ja"): key -> `str.format` template.
@@ -68,14 +73,14 @@ def messages(language: str) -> Mapping[str, str]:
     Read once from ``messages/<language>.json`` (package data); the mapping is read-only.
     """
     if language not in LANGUAGES:
-        raise ValueError(f"no checker messages for {language!r}; the languages are "
-                         f"{', '.join(LANGUAGES)}")
+        raise LanguageError(f"no checker messages for that language; the languages are "
+                            f"{', '.join(LANGUAGES)}")
     path = resources.files(__name__).joinpath("messages", f"{language}.json")
     catalog = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(catalog, dict) or not all(
         isinstance(key, str) and isinstance(text, str) for key, text in catalog.items()
     ):
-        raise ValueError(f"messages/{language}.json must be one object of strings")
+        raise LanguageError(f"messages/{language}.json must be one object of strings")
     return MappingProxyType(catalog)
 
 
@@ -90,12 +95,13 @@ def _say(lang: str | None, key: str, /, **fields: Any) -> str:
     try:
         template = messages(language)[key]
     except KeyError:
-        raise KeyError(f"no checker message {key!r} in messages/{language}.json") from None
+        raise MessageKeyError(f"no checker message {key!r} in messages/{language}.json"
+                              ) from None
     try:
         return template.format(**fields)
     except KeyError as missing:
-        raise KeyError(f"checker message {key!r} (messages/{language}.json) needs the field "
-                       f"{missing.args[0]!r}") from None
+        raise MessageKeyError(f"checker message {key!r} (messages/{language}.json) needs "
+                              f"the field {missing.args[0]!r}") from None
 
 
 def _not_a_list(answer: Any, lang: str | None, what: str, /, **fields: Any) -> CheckResult | None:

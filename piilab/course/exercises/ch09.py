@@ -25,7 +25,13 @@ import re
 from typing import Any
 
 from piilab.bioes import spans_to_bioes
-from piilab.course.exercises import CheckResult, _as_string_list, _check_tags, _say
+from piilab.course.exercises import (
+    CheckResult,
+    ExerciseError,
+    _as_string_list,
+    _check_tags,
+    _say,
+)
 
 __all__ = [
     "SUSPECTS",
@@ -116,7 +122,7 @@ def _digits(value: str) -> str:
 def _fails_its_rule(label: str, value: str) -> bool:
     """True when the rule of `label` proves `value` invalid (``verify`` accepts it)."""
     from piilab.finance.values import UNISSUED_PASSPORT_PREFIXES
-    from piilab.finance.verify import frn_passes, luhn_passes, rrn_passes
+    from piilab.safety import frn_passes, luhn_passes, rrn_passes
 
     digits = _digits(value)
     if label == "CARD_NUMBER":
@@ -128,7 +134,7 @@ def _fails_its_rule(label: str, value: str) -> bool:
         return len(digits) == 10 and digits[3:6] == "555" and digits[6:8] == "01"
     if label == "PASSPORT":
         return value[:1] in UNISSUED_PASSPORT_PREFIXES and value[1:].isdigit()
-    raise ValueError(f"no rule for {label} in this exercise")
+    raise ExerciseError("no rule for that label in this exercise")
 
 
 def check_verify_rejects(answer: Any, *, lang: str | None = None) -> CheckResult:
