@@ -28,7 +28,8 @@ from .paths import BuildError, chapter_notebooks
 #: others from the lock).
 NOTEBOOK_PACKAGES = ("piilab", "jupyterquiz", "jsonschema")
 #: Repository files the chapters read (through `repo_root()`), mirrored into the contents.
-MIRRORED_FILES = ("_toc.yml", "data/manifest.json", "data/holdout/holdout.jsonl")
+MIRRORED_FILES = ("_toc.yml", "data/manifest.json", "data/holdout/holdout.jsonl",
+                  "results/holdout_counts.json", "results/runs.jsonl")
 
 BOOTSTRAP = {
     "en": (
@@ -52,9 +53,10 @@ BOOTSTRAP_CODE = (
     "import piilab\n"
     "\n"
     "# JupyterLite does not hand .jsonl files to Python: they come as .txt, renamed here.\n"
-    f'for copy in Path("../../data").rglob("*{JSONL_COPY}"):\n'
-    f'    copy.with_name(copy.name.removesuffix("{JSONL_COPY}") + ".jsonl").write_bytes(\n'
-    "        copy.read_bytes())\n"
+    "for folder in (\"../../data\", \"../../results\"):\n"
+    f'    for copy in Path(folder).rglob("*{JSONL_COPY}"):\n'
+    f'        copy.with_name(copy.name.removesuffix("{JSONL_COPY}") + ".jsonl").write_bytes(\n'
+    "            copy.read_bytes())\n"
     'print("piilab", piilab.__version__, "ready")'
 )
 BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*colab-badge[^)]*\)\]\([^)]*\)")
