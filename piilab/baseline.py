@@ -73,9 +73,11 @@ RULES: tuple[Rule, ...] = (
     Rule("RRN", re.compile(rf"{_D}\d{{2}}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-?[1-4]\d{{6}}{_ND}")),
     # Card numbers: 4-4-4-4 (space, hyphen or none) and 4-6-5 (15 digits).
     Rule("CARD", re.compile(rf"{_D}(?:\d{{4}}([ -]?)\d{{4}}\1\d{{4}}\1\d{{4}}|\d{{4}} \d{{6}} \d{{5}}){_ND}")),
-    # Phones: Korean mobiles, US numbers with an area code.
+    # Phones: Korean mobiles, US numbers with an area code, and
+    # US local numbers without one (exchange 2-9XX, a hyphen, four digits: 555-0142).
     Rule("PHONE", re.compile(rf"{_D}01[016789][-. ]?\d{{3,4}}[-. ]?\d{{4}}{_ND}")),
     Rule("PHONE", re.compile(rf"(?:\+1 )?(?:\(\d{{3}}\) |(?<![\d-])\d{{3}}[-. ])\d{{3}}[-. ]\d{{4}}{_ND}")),
+    Rule("PHONE", re.compile(r"(?<![\d.-])[2-9]\d{2}-\d{4}(?![\d-])")),
     # Accounts: a digit group right after an account keyword.
     Rule("ACCOUNT", re.compile(
         r"(?:계좌(?:번호)?|입금 계좌|account(?: number| no\.?)?)[:\s]*(?P<v>\d[\d-]{6,}\d)(?![\d])",
