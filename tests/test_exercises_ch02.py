@@ -203,6 +203,17 @@ def test_missing_values_are_counted_not_named():
         assert value not in result.message
 
 
+def test_missing_values_are_counted_per_label_in_each_language():
+    checks = {"CARD": luhn_valid, "RRN": rrn_valid}
+    passing = {label: sum(checks[label](value) for m, value in SUSPECTS if m == label)
+               for label in checks}
+    assert all(passing.values()), "both labels need a passing suspect for this test"
+    english = check_could_be_real([], lang="en").message
+    japanese = check_could_be_real([], lang="ja").message
+    assert f"(CARD {passing['CARD']}, RRN {passing['RRN']})" in english
+    assert f"(CARD {passing['CARD']} 個、RRN {passing['RRN']} 個)" in japanese
+
+
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [

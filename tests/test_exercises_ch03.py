@@ -210,3 +210,9 @@ def test_restore_checker_reports_an_exception_instead_of_raising():
     result = check_restore_function(_strict_lookup, lang="ja")
     assert not result.ok
     assert "KeyError" in result.message and "ケース 1" in result.message
+
+
+def test_a_wrong_restore_names_the_right_result_in_japanese():
+    result = check_restore_function(lambda text, mapping: text, lang="ja")
+    assert not result.ok
+    assert "正しい結果は" in result.message and "期待される" not in result.message

@@ -277,6 +277,13 @@ def test_pipeline_order_speaks_japanese_on_request():
     assert "段階が" in result.message
 
 
+def test_the_correct_pipeline_is_drawn_with_the_arrows_of_each_language():
+    english = ch01.check_pipeline_order(list(STAGE_IDS), lang="en").message
+    japanese = ch01.check_pipeline_order(list(STAGE_IDS), lang="ja").message
+    assert " -> ".join(STAGE_IDS) in english
+    assert " → ".join(STAGE_IDS) in japanese and "->" not in japanese
+
+
 def test_sensitive_artifacts_accepts_the_sensitive_ones_in_any_order():
     sensitive = [a.id for a in ARTIFACTS if a.sensitive]
     assert ch01.check_sensitive_artifacts(list(reversed(sensitive)), lang="en").ok

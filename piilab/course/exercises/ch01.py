@@ -34,7 +34,8 @@ def check_pipeline_order(answer: Any, *, lang: str | None = None) -> CheckResult
             return CheckResult(False, _say(
                 lang, "ch01.stage_wrong", right=position - 1, position=position, got=got
             ) if position > 1 else _say(lang, "ch01.stage_not_first", got=got))
-    return CheckResult(True, _say(lang, "ch01.pipeline_correct", pipeline=" -> ".join(STAGE_IDS)))
+    arrow = _say(lang, "ch01.pipeline_separator")
+    return CheckResult(True, _say(lang, "ch01.pipeline_correct", pipeline=arrow.join(STAGE_IDS)))
 
 
 def check_sensitive_artifacts(answer: Any, *, lang: str | None = None) -> CheckResult:

@@ -207,7 +207,10 @@ def check_could_be_real(answer: Any, *, lang: str | None = None) -> CheckResult:
                if _could_be_real(label, value) and value not in items]
     if missing:
         per_label = {label: sum(1 for m, _ in missing if m == label) for label in _CHECKS}
-        counts = ", ".join(f"{label} {n}" for label, n in per_label.items() if n)
+        counts = _say(lang, "ch02.label_count_separator").join(
+            _say(lang, "ch02.label_count", label=label, count=n)
+            for label, n in per_label.items() if n
+        )
         return CheckResult(False, _say(
             lang, "ch02.values_missing", count=len(missing), counts=counts
         ))
