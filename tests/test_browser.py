@@ -195,11 +195,13 @@ def test_language_button_opens_the_twin_at_the_same_section(page, site_url, page
     # subsection can both be there)
     reading = max(i for i, (_, top) in enumerate(page.evaluate(_SECTION_TOPS)) if top <= 120)
     assert reading >= chosen
-    with page.context.expect_page() as opened:
+    # Review P3: the twin opens in the same tab (the theme's header links open a new one).
+    pages_before = len(page.context.pages)
+    with page.expect_navigation(wait_until="load"):
         # a click from the script: Playwright's own would first scroll the button into view
         page.evaluate("document.querySelector('a.btn-piilab-twin-language').click()")
-    twin = opened.value
-    twin.wait_for_load_state("load")
+    assert len(page.context.pages) == pages_before, "the twin opened in a new tab"
+    twin = page
     twin.wait_for_timeout(300)
     sections = twin.evaluate(_SECTION_TOPS)
     other = "ja" if "/en/" in page_name else "en"

@@ -165,7 +165,8 @@
      top. A chapter and its twin have the same sections in the same order, so the button's link
      carries the position of the section at the top of the window (#piilab-section-N), and the
      twin page scrolls to its own section at that position and puts that section's id in the
-     address. */
+     address. The theme writes every header link with target="_blank"; the twin opens in the
+     same tab instead, so that switching back and forth does not pile up tabs (review P3). */
   const SECTION_HASH = /^#piilab-section-(\d+)$/;
 
   function articleSections() {
@@ -182,6 +183,7 @@
 
   function twinAtSameSection() {
     for (const button of document.querySelectorAll("a.btn-piilab-twin-language")) {
+      button.removeAttribute("target");
       const point = () => {
         const url = new URL(button.getAttribute("href"), window.location.href);
         const index = sectionBeingRead();
