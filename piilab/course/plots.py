@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from piilab.course.lang import LANGUAGES, LanguageError, say
+from piilab.course.plots_splits import split_name
 from piilab.errors import PiilabError
 from piilab.evaluation import EvaluationResult
 from piilab.labels import LABELS
@@ -160,7 +161,7 @@ def plot_label_counts(stats: Mapping[str, Mapping[str, Any]], lang: str = "en", 
     for k, split in enumerate(splits):
         values = [stats[split]["labels"][label] for label in LABELS]
         ax.bar([i + (k - (len(splits) - 1) / 2) * width for i in range(len(LABELS))], values,
-               width, label=split)
+               width, label=split_name(split, lang))
     ax.set_xticks(range(len(LABELS)), LABELS, rotation=30)
     ax.set_xlabel(t["label"])
     ax.set_ylabel(t["count"])

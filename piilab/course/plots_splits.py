@@ -22,7 +22,8 @@ from typing import Any
 from piilab.course.lang import LANGUAGES, LanguageError, say
 from piilab.splits import stratum
 
-__all__ = ["STRATA", "TEXT", "TITLES", "plot_split_composition", "split_composition"]
+__all__ = ["SPLIT_NAMES", "STRATA", "TEXT", "TITLES", "plot_split_composition", "split_composition",
+           "split_name"]
 
 #: The balance classes in the order they are stacked (bottom to top).
 STRATA: tuple[str, ...] = ("ko/positive", "ko/negative", "en/positive", "en/negative")
@@ -31,7 +32,7 @@ STRATA: tuple[str, ...] = ("ko/positive", "ko/negative", "en/positive", "en/nega
 #: ``piilab/course/messages/<lang>.json`` (the data textlint reads), "/" written "_".
 TEXT_NAMES: tuple[str, ...] = (
     "records_title", "records", "families_title", "families", *STRATA, "augmented",
-    "only_here", "shared", "split",
+    "only_here", "shared", "split", "train", "validation", "test",
 )
 
 TEXT: dict[str, dict[str, str]] = {
@@ -45,6 +46,22 @@ TITLES: dict[str, dict[str, str]] = {
     key: {lang: say(f"plots.split_title_{key}", lang=lang) for lang in LANGUAGES}
     for key in ("seed", "family")
 }
+
+
+#: The names of the dataset's splits as a figure shows them (``plots.split_train`` ...).
+SPLIT_NAMES: tuple[str, ...] = ("train", "validation", "test")
+
+
+def split_name(split: str, lang: str = "en") -> str:
+    """A split's name in `lang` for a figure: ``train``, ``validation`` and ``test`` in the
+    page's language; any other name (``wide-mix``, ``holdout``...) unchanged.
+
+    >>> split_name("validation", "ja") == TEXT["ja"]["validation"], split_name("holdout", "ja")
+    (True, 'holdout')
+    """
+    if lang not in TEXT:
+        raise LanguageError(f"lang must be one of {sorted(TEXT)}")
+    return TEXT[lang][split] if split in SPLIT_NAMES else split
 
 
 def split_composition(splits: Mapping[str, Sequence[Mapping]]) -> dict[str, dict[str, Any]]:
@@ -106,7 +123,8 @@ def plot_split_composition(splits: Mapping[str, Sequence[Mapping]], lang: str = 
         left.bar(xs, values, 0.6, bottom=bottom, label=t[key], color=colours[key],
                  hatch="//" if key == "augmented" else None, edgecolor="white")
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-    left.set_xticks(list(xs), names)
+    shown = [split_name(n, lang) for n in names]
+    left.set_xticks(list(xs), shown)
     left.set_xlabel(t["split"])
     left.set_ylabel(t["records"])
     left.set_title(t["records_title"])
@@ -116,7 +134,7 @@ def plot_split_composition(splits: Mapping[str, Sequence[Mapping]], lang: str = 
     shared = [composition[n]["families_shared"] for n in names]
     right.bar(xs, only, 0.6, label=t["only_here"], color="#2e7d32")
     right.bar(xs, shared, 0.6, bottom=only, label=t["shared"], color="#c62828")
-    right.set_xticks(list(xs), names)
+    right.set_xticks(list(xs), shown)
     right.set_xlabel(t["split"])
     right.set_ylabel(t["families"])
     right.set_title(t["families_title"])
