@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quantize", action="store_true")
     p.add_argument("--json", help="also write the figures here")
     args = p.parse_args(argv)
+    # other work on the machine slows every detector alike; the file records how busy it was
+    load_at_start = round(os.getloadavg()[0], 2)
 
     import torch
 
@@ -152,10 +154,17 @@ def main(argv: list[str] | None = None) -> int:
                      f"({'under' if row['documents_per_s'] >= CORPUS_GOAL else 'over'} 6 h)")
         print(" ".join(parts))
     if args.json:
-        Path(args.json).write_text(json.dumps({"threads": args.threads,
-                                               "batch_size": args.batch_size,
-                                               "documents": len(records), "rows": rows},
-                                              indent=2) + "\n")
+        import datetime as dt
+        import platform
+
+        command = "benchmarks/bench_detectors.py " + " ".join(
+            argv if argv is not None else sys.argv[1:])
+        Path(args.json).write_text(json.dumps({
+            "threads": args.threads, "batch_size": args.batch_size,
+            "documents": len(records), "rows": rows, "produced_by": command,
+            "recorded_at": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+            "machine": {"cpus": os.cpu_count(), "processor": platform.machine()},
+            "load_average_1min_at_start": load_at_start}, indent=2) + "\n")
     return 0
 
 
