@@ -13,14 +13,14 @@ from __future__ import annotations
 import functools
 
 # --- Korean person names --------------------------------------------------------------
-# 110 surnames: single-syllable ones, then the two-syllable ones (황보, 남궁, ...).
+# 111 surnames: single-syllable ones, then the two-syllable ones (황보, 남궁, ...).
 KO_SURNAMES = tuple(
     "김 이 박 최 정 강 조 윤 장 임 한 오 서 신 권 황 안 송 류 전 홍 고 문 양 손 배 백 허 유 남 "
     "심 노 하 곽 성 차 주 우 구 민 진 나 지 엄 원 채 천 방 공 현 함 변 염 여 추 도 소 석 선 설 "
     "마 길 연 위 표 명 기 반 라 왕 금 옥 육 인 맹 제 모 탁 국 어 은 편 용 예 경 봉 사 부 가 복 "
     "태 목 형 피 두 감 음 빈 동 온 호 범 좌 승 황보 남궁 제갈 선우 독고 사공 서문".split()
 )
-# Given names: a first and a second syllable (44 x 40 = 1,760 pairs).
+# Given names: a first and a second syllable (42 x 40 = 1,680 pairs).
 KO_GIVEN_FIRST = tuple(
     "민 서 지 수 예 하 도 윤 주 시 은 채 다 유 현 준 승 태 가 나 소 세 재 건 우 혜 정 영 "
     "진 성 동 상 경 미 보 아 종 한 규 희 기 인".split()
