@@ -66,11 +66,17 @@ def glossary_rows(text: str) -> list[tuple[str, str, str, list[str]]]:
     return [(e["term"], e["english"], e["code"], e["avoided"]) for e in glossary_entries(text)]
 
 
+def _fence_comments(match: re.Match) -> str:
+    """The comments of a shell or text fence (`# ...`), which a reader reads as prose."""
+    return "\n".join(line.split("# ", 1)[1] for line in match[0].splitlines() if "# " in line)
+
+
 def chapter_prose(text: str) -> str:
-    """A chapter's prose: no front matter, code blocks, inline code, link targets or the
-    chapter's own term line."""
+    """A chapter's prose: no front matter, code cells, inline code, link targets or the
+    chapter's own term line; of the other fences (shell commands), only their comments."""
     text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
-    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = re.sub(r"```\{code-cell\}.*?```", "", text, flags=re.S)
+    text = re.sub(r"```.*?```", _fence_comments, text, flags=re.S)
     text = "\n".join(line for line in text.splitlines() if TERM_LINE not in line)
     text = re.sub(r"`[^`]*`", "", text)
     return re.sub(r"\]\([^)]*\)", "]", text)
