@@ -68,7 +68,7 @@ def test_notebook_is_a_colab_gpu_target_without_outputs(lang):
             assert cell.get("outputs") == [] and cell.get("execution_count") is None
     code = "\n".join(_code(nb))
     links = course_links()  # _config.yml; tools/build_notebooks.py keeps the notebooks in step
-    assert f"piilab[colab,train] @ git+{links.repository_url}@{links.branch}" in code
+    assert f"piilab[colab,train,wide] @ git+{links.repository_url}@{links.branch}" in code
     assert 'find_spec("piilab") is None' in code  # no install where piilab is importable
     # The course's base is fetched only for an alias: a local directory (the tiny model of the
     # papermill run below) needs no network.

@@ -181,7 +181,7 @@ def test_colab_notebooks_follow_a_fork(tool, configured, tmp_path, monkeypatch):
         assert tool.sync_colab(copy, FORK) is True
         text = copy.read_text(encoding="utf-8")
         assert configured.repository_url not in text
-        assert f"piilab[colab,train] @ git+{FORK.repository_url}@{FORK.branch}" in text
+        assert f"piilab[colab,train,wide] @ git+{FORK.repository_url}@{FORK.branch}" in text
         assert FORK.colab(f"notebooks/colab/{path.name}") in text
         assert tool.check_colab(copy, FORK) is None
         assert tool.check_colab(copy, configured) is not None
@@ -245,6 +245,9 @@ EXTRA_OF = {
     # the finance dataset (chapter 09): o200k tokens (bpe-openai) and its Parquet files
     "piilab.finance": "finance",
     "bpe_openai": "finance",
+    # the wide corpus (chapters 02, 05, 06): Faker's name lists
+    "piilab.wide": "wide",
+    "faker": "wide",
     # masking a corpus (chapter 10): Ray Data, and pyarrow for the Parquet files
     "piilab.corpus_mask": "scale",
     "ray": "scale",
