@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,9 +283,14 @@ def load_detector(name: str | os.PathLike, *, batch_size: int = 16, max_new_toke
     if name == RULES:
         return _rules()
     base, with_rules = _split(name)
-    if is_classifier_dir(base):
-        return _classifier(Path(base), with_rules=with_rules, batch_size=batch_size,
-                           decoding=decoding, operating_point=operating_point, threads=threads,
-                           quantize=quantize)
-    return _generative(base, batch_size=batch_size, max_new_tokens=max_new_tokens,
-                       threads=threads)
+    with warnings.catch_warnings():
+        # PEFT calls a transformers method that transformers 5 deprecates: a notice for the
+        # two libraries, nothing a user of the detector can act on.
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.* deprecated",
+                                category=FutureWarning)
+        if is_classifier_dir(base):
+            return _classifier(Path(base), with_rules=with_rules, batch_size=batch_size,
+                               decoding=decoding, operating_point=operating_point,
+                               threads=threads, quantize=quantize)
+        return _generative(base, batch_size=batch_size, max_new_tokens=max_new_tokens,
+                           threads=threads)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import stat
 from pathlib import Path
@@ -318,9 +319,11 @@ def test_an_interrupted_run_leaves_no_output_that_looks_complete(corpus_file, tm
         mask_corpus(corpus_file, out)
 
 
-def test_cli_masks_and_verifies_without_printing_text(corpus_file, records, tmp_path, capsys):
+def test_cli_masks_and_verifies_without_printing_text(corpus_file, records, tmp_path, capsys,
+                                                      monkeypatch):
     from piilab.cli import main
 
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
     out = tmp_path / "out"
     assert main(["mask-corpus", "--input", str(corpus_file), "--out", str(out),
                  "--detector", "rules", "--no-progress"]) == 0
@@ -328,6 +331,10 @@ def test_cli_masks_and_verifies_without_printing_text(corpus_file, records, tmp_
     captured = capsys.readouterr()
     printed = captured.out + captured.err
     assert "240 records" in printed and "20 restored: ok" in printed
+    # the rate is printed as a number a reader can use, and --no-progress silences the
+    # model libraries' bars too (a model detector's "Loading weights"), workers included
+    assert re.search(r"\(\d[\d,]*(\.\d)? records/s, engine local\)", printed)
+    assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
     for record in records[:50]:
         for entity in record["entities"]:
             assert entity["value"] not in printed

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 
 from piilab.cli import CLIError, one_line
@@ -86,6 +87,14 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
 
     if args.detector != "rules":  # the extras an import error should name
         args.extra = "train" if args.engine == "local" else "scale,train"
+    if not args.progress:
+        # no bar at all: also not the model libraries' own ("Loading weights"), here and in
+        # the workers, which inherit the environment
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+        with contextlib.suppress(ImportError):
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
     tracker = None
     try:
         if args.tracking_uri:
@@ -109,12 +118,22 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
         tracker.close()
     print(f"piilab mask-corpus: {result.records} records, {result.spans} spans masked, "
           f"{result.partitions} partitions in {result.out_dir} "
-          f"({result.records_per_second:.0f} records/s, engine {result.engine}); "
+          f"({_rate(result.records_per_second)} records/s, engine {result.engine}); "
           f"mappings in {result.out_dir}/mappings (sensitive, mode 0600)")
     if args.keep_columns:
         print(f"piilab mask-corpus: {len(args.keep_columns)} column(s) kept UNMASKED "
               f"(--keep-column): {result.out_dir}/masked is sensitive too (mode 0600)")
     return 0
+
+
+def _rate(per_second: float) -> str:
+    """Records/s as a reader needs it: one decimal below 100 (a model detector masks a few
+    records a second, which an integer would show as 0), none above.
+
+    >>> _rate(0.42), _rate(8.036), _rate(11064.3)
+    ('0.4', '8.0', '11,064')
+    """
+    return f"{per_second:,.0f}" if per_second >= 100 else f"{per_second:.1f}"
 
 
 def _shown_uri(uri: str) -> str:
