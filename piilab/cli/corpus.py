@@ -90,11 +90,10 @@ def cmd_mask_corpus(args: argparse.Namespace) -> int:
     if not args.progress:
         # no bar at all: also not the model libraries' own ("Loading weights"), here and in
         # the workers, which inherit the environment
+        # (read when the libraries are imported; switched off too where already imported)
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-        with contextlib.suppress(ImportError):
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
+        if "transformers" in sys.modules:
+            sys.modules["transformers"].utils.logging.disable_progress_bar()
     tracker = None
     try:
         if args.tracking_uri:

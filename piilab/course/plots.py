@@ -26,10 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from piilab.course.lang import LANGUAGES, LanguageError, say
-from piilab.course.plots_splits import split_name
 from piilab.errors import PiilabError
 from piilab.evaluation import EvaluationResult
 from piilab.labels import LABELS
+
+
+def _split_name(split: str, lang: str) -> str:
+    """`piilab.course.plots_splits.split_name`, read from the same messages (that module
+    imports this one, so this one does not import it)."""
+    return say(f"plots.split_{split}", lang=lang) if split in ("train", "validation", "test") \
+        else split
+
 
 #: The package that ships the font, and the font file inside it (SIL Open Font License).
 FONT_PACKAGE = "noto_cjk_sans_otc"
@@ -161,7 +168,7 @@ def plot_label_counts(stats: Mapping[str, Mapping[str, Any]], lang: str = "en", 
     for k, split in enumerate(splits):
         values = [stats[split]["labels"][label] for label in LABELS]
         ax.bar([i + (k - (len(splits) - 1) / 2) * width for i in range(len(LABELS))], values,
-               width, label=split_name(split, lang))
+               width, label=_split_name(split, lang))
     ax.set_xticks(range(len(LABELS)), LABELS, rotation=30)
     ax.set_xlabel(t["label"])
     ax.set_ylabel(t["count"])
