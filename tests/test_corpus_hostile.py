@@ -564,9 +564,20 @@ def test_n4_an_interruption_at_any_stage_leaves_no_staging_and_nothing_half_done
         assert verify_corpus(out).ok
 
 
+@pytest.fixture
+def live_ctrl_c():
+    """Ctrl-C as a terminal delivers it. A process started in the background by a
+    non-interactive shell inherits SIGINT ignored, and the CLI then leaves it ignored on
+    purpose; the tests of what Ctrl-C does need it live, however pytest was launched."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_n4_a_signal_while_writing_ends_the_command_with_one_line(signum, status, tmp_path,
-                                                                  monkeypatch, capsys):
+                                                                  monkeypatch, capsys,
+                                                                  live_ctrl_c):
     from piilab.cli import main
 
     source = _source(tmp_path)
@@ -586,7 +597,8 @@ def test_n4_a_signal_while_writing_ends_the_command_with_one_line(signum, status
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
 
 
-def test_n4_a_second_ctrl_c_during_the_clean_up_waits_for_it(tmp_path, monkeypatch, capsys):
+def test_n4_a_second_ctrl_c_during_the_clean_up_waits_for_it(tmp_path, monkeypatch, capsys,
+                                                              live_ctrl_c):
     from piilab import files
     from piilab.cli import main
 
