@@ -28,8 +28,10 @@ timings are printed, never text. ``--json FILE`` writes the same figures as JSON
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -154,9 +156,6 @@ def main(argv: list[str] | None = None) -> int:
                      f"({'under' if row['documents_per_s'] >= CORPUS_GOAL else 'over'} 6 h)")
         print(" ".join(parts))
     if args.json:
-        import datetime as dt
-        import platform
-
         command = "benchmarks/bench_detectors.py " + " ".join(
             argv if argv is not None else sys.argv[1:])
         Path(args.json).write_text(json.dumps({

@@ -30,12 +30,22 @@ from piilab.errors import PiilabError
 from piilab.evaluation import EvaluationResult
 from piilab.labels import LABELS
 
+#: The names of the dataset's splits as a figure shows them (``plots.split_train`` ...).
+SPLIT_NAMES: tuple[str, ...] = ("train", "validation", "test")
 
-def _split_name(split: str, lang: str) -> str:
-    """`piilab.course.plots_splits.split_name`, read from the same messages (that module
-    imports this one, so this one does not import it)."""
-    return say(f"plots.split_{split}", lang=lang) if split in ("train", "validation", "test") \
-        else split
+
+def split_name(split: str, lang: str = "en") -> str:
+    """A split's name in `lang` for a figure: ``train``, ``validation`` and ``test`` in the
+    page's language; any other name (``wide-mix``, ``holdout``...) unchanged.
+
+    >>> split_name("validation", "ja") == say("plots.split_validation", lang="ja")
+    True
+    >>> split_name("holdout", "ja")
+    'holdout'
+    """
+    if lang not in LANGUAGES:
+        raise LanguageError(f"lang must be one of {sorted(LANGUAGES)}")
+    return say(f"plots.split_{split}", lang=lang) if split in SPLIT_NAMES else split
 
 
 #: The package that ships the font, and the font file inside it (SIL Open Font License).
@@ -168,7 +178,7 @@ def plot_label_counts(stats: Mapping[str, Mapping[str, Any]], lang: str = "en", 
     for k, split in enumerate(splits):
         values = [stats[split]["labels"][label] for label in LABELS]
         ax.bar([i + (k - (len(splits) - 1) / 2) * width for i in range(len(LABELS))], values,
-               width, label=_split_name(split, lang))
+               width, label=split_name(split, lang))
     ax.set_xticks(range(len(LABELS)), LABELS, rotation=30)
     ax.set_xlabel(t["label"])
     ax.set_ylabel(t["count"])

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from piilab.course.lang import LANGUAGES, LanguageError, say
+from piilab.course.plots import SPLIT_NAMES, split_name  # one implementation, re-exported
 from piilab.splits import stratum
 
 __all__ = ["SPLIT_NAMES", "STRATA", "TEXT", "TITLES", "plot_split_composition", "split_composition",
@@ -32,7 +33,7 @@ STRATA: tuple[str, ...] = ("ko/positive", "ko/negative", "en/positive", "en/nega
 #: ``piilab/course/messages/<lang>.json`` (the data textlint reads), "/" written "_".
 TEXT_NAMES: tuple[str, ...] = (
     "records_title", "records", "families_title", "families", *STRATA, "augmented",
-    "only_here", "shared", "split", "train", "validation", "test",
+    "only_here", "shared", "split",
 )
 
 TEXT: dict[str, dict[str, str]] = {
@@ -46,22 +47,6 @@ TITLES: dict[str, dict[str, str]] = {
     key: {lang: say(f"plots.split_title_{key}", lang=lang) for lang in LANGUAGES}
     for key in ("seed", "family")
 }
-
-
-#: The names of the dataset's splits as a figure shows them (``plots.split_train`` ...).
-SPLIT_NAMES: tuple[str, ...] = ("train", "validation", "test")
-
-
-def split_name(split: str, lang: str = "en") -> str:
-    """A split's name in `lang` for a figure: ``train``, ``validation`` and ``test`` in the
-    page's language; any other name (``wide-mix``, ``holdout``...) unchanged.
-
-    >>> split_name("validation", "ja") == TEXT["ja"]["validation"], split_name("holdout", "ja")
-    (True, 'holdout')
-    """
-    if lang not in TEXT:
-        raise LanguageError(f"lang must be one of {sorted(TEXT)}")
-    return TEXT[lang][split] if split in SPLIT_NAMES else split
 
 
 def split_composition(splits: Mapping[str, Sequence[Mapping]]) -> dict[str, dict[str, Any]]:
